@@ -1,0 +1,173 @@
+/* api.h - the whole FFI surface of the moonrover runtime.
+ *
+ * Lua sees exactly what is declared here: the build preprocesses this file with
+ * MR_FFI_CDEF defined (no system includes, no macros) into the text that
+ * lua/moonrover/rt.lua hands to ffi.cdef. Keep it plain C declarations only.
+ * Strings returned as const char * stay owned by the object that returned them.
+ */
+#ifndef MR_API_H
+#define MR_API_H
+
+#ifndef MR_FFI_CDEF
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+/* ---------------------------------------------------------------- versions */
+
+const char *mr_version(void);
+const char *mr_build_info(void);
+
+/* ------------------------------------------------------------ profile data */
+
+/* A profile: symbolized stacks with counts, frames and modules interned. The
+ * arrays returned below stay valid until the profile is next modified. */
+typedef struct mr_profile mr_profile;
+
+enum mr_frame_kind {
+	MR_FRAME_USER = 0,    /* code in an executable or shared library */
+	MR_FRAME_KERNEL = 1,  /* kernel text */
+	MR_FRAME_JIT = 2,     /* named by a /tmp/perf-PID.map file */
+	MR_FRAME_UNKNOWN = 3  /* no mapping covers the address */
+};
+
+struct mr_frame {
+	uint32_t name;     /* string id: function, or "module+0xoffset" */
+	uint32_t module;   /* module id; 0 means none */
+	uint64_t address;  /* offset in the module file, or the kernel address */
+	uint32_t kind;     /* enum mr_frame_kind */
+	uint32_t resolved; /* 1 when name is a real symbol */
+};
+
+struct mr_module {
+	uint32_t path;     /* string id of the file path */
+	uint32_t build_id; /* string id of the hex build-id ("" when none) */
+};
+
+struct mr_sample {
+	uint32_t pid;
+	uint32_t comm;     /* string id of the process name */
+	uint32_t first;    /* index of the leaf frame in mr_profile_stack_frames() */
+	uint32_t depth;    /* number of frames, leaf first */
+	uint64_t count;    /* samples (on-CPU) or context switches (off-CPU) */
+	uint64_t nanos;    /* on-CPU time, or blocked time */
+};
+
+mr_profile *mr_profile_new(void);
+void mr_profile_free(mr_profile *p);
+uint32_t mr_profile_string_add(mr_profile *p, const char *s);
+const char *mr_profile_string(const mr_profile *p, uint32_t id);
+uint32_t mr_profile_module_add(mr_profile *p, const char *path, const char *build_id);
+uint32_t mr_profile_frame_add(mr_profile *p, const struct mr_frame *f);
+/* Adds count/nanos to the sample with this pid and stack (frame ids, leaf
+ * first), creating it when new. Returns 0, or a negative errno. */
+int mr_profile_sample_add(mr_profile *p, uint32_t pid, const char *comm, const uint32_t *frames,
+			  uint32_t depth, uint64_t count, uint64_t nanos);
+uint32_t mr_profile_sample_count(const mr_profile *p);
+const struct mr_sample *mr_profile_samples(const mr_profile *p);
+const uint32_t *mr_profile_stack_frames(const mr_profile *p);
+uint32_t mr_profile_frame_count(const mr_profile *p);
+const struct mr_frame *mr_profile_frames(const mr_profile *p);
+uint32_t mr_profile_module_count(const mr_profile *p);
+const struct mr_module *mr_profile_modules(const mr_profile *p);
+
+/* Writes the profile as gzipped pprof (profile.proto). off_cpu selects the
+ * sample types; period_ns is the sampling period of on-CPU profiles. */
+int mr_pprof_write(const mr_profile *p, const char *path, int off_cpu, uint64_t period_ns,
+		   uint64_t duration_ns, char *err, size_t errlen);
+
+/* -------------------------------------------------------------- symbolizer */
+
+typedef struct mr_symbolizer mr_symbolizer;
+
+struct mr_symbol {
+	const char *name;     /* demangled function name, NULL when unresolved */
+	const char *module;   /* path of the file, or "[kernel.kallsyms]", NULL when unknown */
+	const char *build_id; /* hex build-id or "" */
+	uint64_t offset;      /* file offset within module (user) or the address (kernel) */
+	uint32_t kind;        /* enum mr_frame_kind */
+};
+
+struct mr_symbolizer_stats {
+	uint64_t files_parsed;     /* ELF files whose symbols were loaded */
+	uint64_t file_cache_hits;  /* lookups answered by an already parsed file */
+	uint64_t processes;        /* processes whose mappings are known */
+	uint64_t maps_reads;       /* reads of /proc/PID/maps */
+	uint64_t unresolved;       /* addresses left without a symbol */
+};
+
+mr_symbolizer *mr_symbolizer_new(int kernel);
+void mr_symbolizer_free(mr_symbolizer *s);
+/* Reads the mappings of pid now (and opens what they name) so that its
+ * addresses resolve after it exits. Returns 0 or a negative errno. */
+int mr_symbolizer_track(mr_symbolizer *s, int pid);
+void mr_symbolizer_forget(mr_symbolizer *s, int pid);
+/* Resolves one address; out's strings live as long as the symbolizer. */
+int mr_symbolizer_resolve(mr_symbolizer *s, int pid, uint64_t addr, struct mr_symbol *out);
+int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out);
+/* Resolves a virtual address of an ELF file directly (for tests and tools). */
+int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
+			       struct mr_symbol *out);
+void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out);
+
+/* ---------------------------------------------------------------- profiler */
+
+typedef struct mr_profiler mr_profiler;
+
+struct mr_profiler_opts {
+	uint32_t frequency;      /* on-CPU sampling frequency, Hz */
+	int32_t off_cpu;         /* 1: blocked time from sched_switch instead */
+	int32_t kernel;          /* 1: keep kernel frames */
+	const int32_t *pids;     /* processes to profile; NULL: every process */
+	uint32_t npids;
+	uint32_t max_stacks;     /* stack map entries; 0: default */
+};
+
+struct mr_profiler_stats {
+	uint64_t samples;         /* samples (or switches) aggregated in the kernel */
+	uint64_t idle_samples;    /* on-CPU samples of idle CPUs, not profiled */
+	uint64_t lost_user_stack; /* user stack could not be read */
+	uint64_t lost_stack_full; /* stack map full or hash collision */
+	uint64_t lost_counts_full;/* count map full */
+	uint64_t lost_notify;     /* new-process notices dropped (ring full) */
+	uint64_t lost_offcpu_start;/* blocked-since map full */
+	uint64_t processes;       /* distinct processes seen */
+	uint64_t stacks;          /* distinct (pid, stack) keys drained */
+	uint64_t first_sample_ns; /* CLOCK_MONOTONIC time of the first sample, 0 if none */
+	uint64_t start_ns;        /* CLOCK_MONOTONIC time the profiler was attached */
+};
+
+mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_t errlen);
+int mr_profiler_start(mr_profiler *p, char *err, size_t errlen);
+/* Waits up to timeout_ms for kernel notices and handles them (new processes
+ * get their mappings captured). Returns the number handled or a negative errno. */
+int mr_profiler_poll(mr_profiler *p, int timeout_ms);
+/* Moves everything counted so far into prof, symbolized. Nothing is lost
+ * between drains: the kernel counts into a second map while one is read. */
+int mr_profiler_drain(mr_profiler *p, mr_profile *prof);
+void mr_profiler_stop(mr_profiler *p);
+void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out);
+void mr_profiler_close(mr_profiler *p);
+
+/* ------------------------------------------------------------------ checks */
+
+/* Probes one kernel or machine feature by name ("root", "btf", "perf_event",
+ * "tracepoint", "tp_btf", "uprobe", "ringbuf", "kallsyms"). Returns 1 when it
+ * is usable, 0 when not (detail says why), -1 for an unknown name. */
+int mr_check(const char *feature, char *detail, size_t len);
+
+/* ------------------------------------------------------------------ system */
+
+uint64_t mr_monotonic_ns(void);
+int mr_process_exists(int pid);
+/* Copies the process name of pid into buf; returns 0 or a negative errno. */
+int mr_process_comm(int pid, char *buf, size_t len);
+/* Reads this process's CPU time and peak RSS. */
+int mr_self_usage(uint64_t *cpu_ns, uint64_t *max_rss_kb);
+int mr_sleep_ms(int ms);
+/* Catches SIGINT and SIGTERM from now on; mr_signal_pending() then returns
+ * the last one caught (0 when none), and a blocking poll returns early. */
+int mr_signals_catch(void);
+int mr_signal_pending(void);
+
+#endif
