@@ -1,0 +1,149 @@
+-- args.lua - command-line options from a declarative list: parsing
+-- (--name value, --name=value, -n value, flags) and the --help text.
+--
+-- An option: { name = "duration", short = "d", arg = "SECONDS", help = "...",
+--              default = 10, convert = function(text) return value or nil, err end }
+-- Options without `arg` are flags (true when given).
+local _M = {}
+
+local function find_option(options, name, short)
+  for _, o in ipairs(options) do
+    if (name and o.name == name) or (short and o.short == short) then
+      return o
+    end
+  end
+  return nil
+end
+
+local function set_value(values, o, text)
+  if not o.arg then
+    values[o.name] = true
+    return true
+  end
+  if text == nil then
+    return nil, "option --" .. o.name .. " needs a value (" .. o.arg .. ")"
+  end
+  if o.convert then
+    local v, err = o.convert(text)
+    if v == nil then
+      return nil, "invalid value for --" .. o.name .. ": " .. err
+    end
+    values[o.name] = v
+  else
+    values[o.name] = text
+  end
+  return true
+end
+
+-- Splits "--name=value", "--name" and "-n" into an option and inline value.
+local function split(word)
+  local name, inline = word:match("^%-%-([%w%-]+)=(.*)$")
+  if name then
+    return name, nil, inline
+  end
+  name = word:match("^%-%-([%w%-]+)$")
+  if name then
+    return name, nil, nil
+  end
+  return nil, word:match("^%-(%w)$"), nil
+end
+
+-- Returns values (with defaults filled in) and the positional words, or nil
+-- and a one-line error.
+function _M.parse(options, argv)
+  local values, positional = {}, {}
+  local i = 1
+  while i <= #argv do
+    local word = argv[i]
+    local name, short, inline = split(word)
+    if not name and not short then
+      positional[#positional + 1] = word
+    else
+      local o = find_option(options, name, short)
+      if not o then
+        return nil, "unknown option " .. word
+      end
+      local text = inline
+      if o.arg and text == nil then
+        i = i + 1
+        text = argv[i]
+      end
+      local ok, err = set_value(values, o, text)
+      if not ok then
+        return nil, err
+      end
+    end
+    i = i + 1
+  end
+  for _, o in ipairs(options) do
+    if values[o.name] == nil then
+      values[o.name] = o.default
+    end
+  end
+  return values, positional
+end
+
+-- Renders "usage" plus one aligned line (or more) per option.
+function _M.help(usage, summary, options)
+  local lines = { "usage: " .. usage, "", summary, "", "options:" }
+  for _, o in ipairs(options) do
+    local left = "  " .. (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. o.name
+    if o.arg then
+      left = left .. " " .. o.arg
+    end
+    local help = o.help
+    if o.default ~= nil and o.arg then
+      help = help .. " (default: " .. tostring(o.default) .. ")"
+    end
+    if #left > 28 then
+      lines[#lines + 1] = left
+      left = ""
+    end
+    lines[#lines + 1] = left .. string.rep(" ", 30 - #left) .. help
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+-- Converters shared by commands.
+function _M.positive_number(text)
+  local n = tonumber(text)
+  if not n or n <= 0 then
+    return nil, "'" .. text .. "' is not a positive number"
+  end
+  return n
+end
+
+function _M.int_range(lo, hi)
+  return function(text)
+    local n = tonumber(text)
+    if not n or n ~= math.floor(n) or n < lo or n > hi then
+      return nil, "'" .. text .. "' is not a whole number from " .. lo .. " to " .. hi
+    end
+    return n
+  end
+end
+
+function _M.pid_list(text)
+  local pids = {}
+  for item in (text .. ","):gmatch("([^,]*),") do
+    local n = tonumber(item)
+    if not n or n ~= math.floor(n) or n <= 0 or n > 4194304 then
+      return nil, "'" .. item .. "' is not a process id"
+    end
+    pids[#pids + 1] = n
+  end
+  return pids
+end
+
+function _M.one_of(choices)
+  return function(text)
+    for _, c in ipairs(choices) do
+      if c == text then
+        return text
+      end
+    end
+    return nil, "'" .. text .. "' is not one of " .. table.concat(choices, ", ")
+  end
+end
+
+return _M

@@ -1,0 +1,83 @@
+-- cli.lua - the moonrover command line: picks the command, parses its
+-- options, runs it, and turns every failure into one line and an exit code.
+local args = require("moonrover.args")
+
+local _M = {}
+
+local COMMANDS = {
+  { name = "profile", module = "moonrover.commands.profile" },
+  { name = "check", module = "moonrover.commands.check" },
+  { name = "version", module = "moonrover.commands.version" },
+}
+
+local EXIT_USAGE = 2
+
+local function say(fh, text)
+  fh:write(text)
+  fh:flush()
+end
+
+local function overview()
+  local lines = {
+    "usage: moonrover COMMAND [OPTIONS]",
+    "",
+    "An eBPF profiler and network tracer for Linux, programmed in Lua.",
+    "",
+    "commands:",
+  }
+  for _, c in ipairs(COMMANDS) do
+    local m = require(c.module)
+    lines[#lines + 1] = string.format("  %-10s %s", c.name, m.summary)
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "Run 'moonrover COMMAND --help' for a command's options."
+  return table.concat(lines, "\n") .. "\n"
+end
+
+local function find_command(name)
+  for _, c in ipairs(COMMANDS) do
+    if c.name == name then
+      return require(c.module)
+    end
+  end
+  return nil
+end
+
+local function wants_help(argv)
+  for _, a in ipairs(argv) do
+    if a == "--help" or a == "-h" then
+      return true
+    end
+  end
+  return false
+end
+
+-- Runs the command in argv[1] with the rest of argv; returns the exit code.
+function _M.main(argv)
+  local name = argv[1]
+  if name == nil or name == "help" or name == "--help" or name == "-h" then
+    say(io.stdout, overview())
+    return name == nil and EXIT_USAGE or 0
+  end
+  if name == "--version" then
+    name = "version"
+  end
+  local command = find_command(name)
+  if not command then
+    say(io.stderr, "moonrover: unknown command '" .. name .. "' (try 'moonrover --help')\n")
+    return EXIT_USAGE
+  end
+  local rest = { unpack(argv, 2) }
+  if wants_help(rest) then
+    say(io.stdout, args.help(command.usage, command.description or command.summary, command.options))
+    return 0
+  end
+  local values, positional = args.parse(command.options, rest)
+  if not values then
+    say(io.stderr, "moonrover " .. name .. ": " .. positional .. "\n")
+    return EXIT_USAGE
+  end
+  return command.run(values, positional)
+end
+
+return _M

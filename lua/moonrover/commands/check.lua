@@ -1,0 +1,74 @@
+-- check.lua - `moonrover check`: says, feature by feature, whether this
+-- machine can run the agent, and what to do about each missing feature.
+local rt = require("moonrover.rt")
+
+local _M = {
+  summary = "check whether this machine can run moonrover",
+  usage = "moonrover check",
+  description = "Tries each kernel feature moonrover uses (for real: load, attach, fire) and\n" ..
+    "prints what to do about each one that is missing. Exits 1 if a required one is missing.",
+  options = {},
+}
+
+-- Each feature: what it is for, whether the agent cannot work without it, and
+-- what to do when it is missing.
+_M.FEATURES = {
+  { name = "root", what = "privileges (root or CAP_BPF+CAP_PERFMON)", required = true,
+    fix = "run moonrover as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE" },
+  { name = "btf", what = "kernel BTF type information", required = true,
+    fix = "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (most distributions since 2021)" },
+  { name = "perf_event", what = "perf_event cpu-clock sampling (on-CPU profiles)", required = true,
+    fix = "allow perf events: check perf_event_paranoid and that no seccomp/LSM policy blocks perf_event_open" },
+  { name = "tracepoint", what = "tracepoints (process and network events)", required = true,
+    fix = "mount tracefs and use a kernel with CONFIG_TRACEPOINTS=y" },
+  { name = "tp_btf", what = "BTF-typed tracepoints (off-CPU profiles)", required = false,
+    fix = "needs Linux 5.5+ with BTF; off-CPU profiling is unavailable without it" },
+  { name = "uprobe", what = "uprobes (TLS payloads from OpenSSL)", required = false,
+    fix = "use a kernel with CONFIG_UPROBES=y; TLS tracing is unavailable without it" },
+  { name = "ringbuf", what = "BPF ring buffer (event streams)", required = true,
+    fix = "needs Linux 5.8 or newer" },
+  { name = "kallsyms", what = "kernel symbols (/proc/kallsyms)", required = false,
+    fix = "run as root with kernel.kptr_restrict <= 1; kernel frames stay unnamed without it" },
+}
+
+-- Runs every probe; returns a list of { feature, ok, detail }.
+function _M.probe_all(features)
+  local ffi, lib = rt.ffi, rt.lib
+  local detail = ffi.new("char[512]")
+  local results = {}
+  for _, f in ipairs(features) do
+    local ok = lib.mr_check(f.name, detail, 512)
+    results[#results + 1] = { feature = f, ok = ok == 1, detail = ffi.string(detail) }
+  end
+  return results
+end
+
+function _M.report(results)
+  local lines, missing_required = {}, 0
+  for _, r in ipairs(results) do
+    local f = r.feature
+    local mark = r.ok and "ok  " or (f.required and "FAIL" or "warn")
+    lines[#lines + 1] = string.format("%s  %-11s %s: %s", mark, f.name, f.what, r.detail)
+    if not r.ok then
+      lines[#lines + 1] = "              what to do: " .. f.fix
+      if f.required then
+        missing_required = missing_required + 1
+      end
+    end
+  end
+  if missing_required == 0 then
+    lines[#lines + 1] = "\nThis machine can run moonrover."
+  else
+    lines[#lines + 1] = string.format("\n%d required feature(s) missing: moonrover cannot run here.",
+      missing_required)
+  end
+  return table.concat(lines, "\n") .. "\n", missing_required
+end
+
+function _M.run()
+  local text, missing = _M.report(_M.probe_all(_M.FEATURES))
+  io.stdout:write(text)
+  return missing == 0 and 0 or 1
+end
+
+return _M

@@ -1,0 +1,255 @@
+-- profile.lua - `moonrover profile`: a standalone whole-system (or per-process)
+-- on-CPU or off-CPU profile. The flow: validate, open and start the profiler,
+-- drain periodically until the duration ends (or Ctrl-C), stop, drain the rest,
+-- write folded / pprof / SVG, print a summary.
+local args = require("moonrover.args")
+local rt = require("moonrover.rt")
+local profiler = require("moonrover.profiler")
+local profile_view = require("moonrover.profile_view")
+local summary = require("moonrover.summary")
+
+local _M = {
+  summary = "profile the machine or some processes into a flame graph, pprof or folded stacks",
+  usage = "moonrover profile [--pid PID[,PID...]] [--duration SECONDS] [--output FILE] ...",
+  description = "Samples on-CPU stacks (or, with --off-cpu, the time threads spend blocked) with\n" ..
+    "eBPF, for every process or the ones given, and writes them symbolized.",
+}
+
+_M.options = {
+  { name = "pid", short = "p", arg = "PID[,PID...]", convert = args.pid_list,
+    help = "profile only these processes (default: every process)" },
+  { name = "duration", short = "d", arg = "SECONDS", default = 10, convert = args.positive_number,
+    help = "how long to profile; Ctrl-C stops early and still writes the output" },
+  { name = "frequency", short = "F", arg = "HZ", default = 99, convert = args.int_range(1, 10000),
+    help = "on-CPU samples per second on each CPU" },
+  { name = "off-cpu", help = "profile time spent blocked (sleeping, waiting for I/O or locks), " ..
+    "weighted by nanoseconds, instead of on-CPU time" },
+  { name = "output", short = "o", arg = "FILE", default = "profile.svg",
+    help = "where to write the profile; '-' writes folded stacks to standard output" },
+  { name = "format", short = "f", arg = "FORMAT", convert = args.one_of({ "folded", "pprof", "svg" }),
+    help = "folded, pprof or svg (default: from the output file's extension: " ..
+      ".svg, .pb.gz/.pprof, .folded/.txt)" },
+  { name = "no-kernel", help = "drop kernel frames (keep only user-space stacks)" },
+}
+
+local DRAIN_INTERVAL_NS = 2e9
+local POLL_MAX_MS = 200
+
+local EXTENSIONS = {
+  { "%.svg$", "svg" }, { "%.pb%.gz$", "pprof" }, { "%.pprof$", "pprof" }, { "%.pb$", "pprof" },
+  { "%.folded$", "folded" }, { "%.collapsed$", "folded" }, { "%.txt$", "folded" },
+}
+
+function _M.format_for(output, format)
+  if format then
+    return format
+  end
+  if output == "-" then
+    return "folded"
+  end
+  for _, e in ipairs(EXTENSIONS) do
+    if output:lower():match(e[1]) then
+      return e[2]
+    end
+  end
+  return nil, "cannot tell the format from the file name '" .. output ..
+    "': use --format folded|pprof|svg"
+end
+
+-- Fails now, not after the whole profile, when the output cannot be written.
+local function check_writable(path)
+  if path == "-" then
+    return true
+  end
+  local existed = io.open(path, "rb")
+  if existed then
+    existed:close()
+  end
+  local fh, err = io.open(path, "ab")
+  if not fh then
+    return nil, "cannot write " .. err
+  end
+  fh:close()
+  if not existed then
+    os.remove(path)
+  end
+  return true
+end
+
+local function check_pids(pids)
+  for _, pid in ipairs(pids or {}) do
+    if rt.lib.mr_process_exists(pid) == 0 then
+      return nil, "no process with pid " .. pid
+    end
+  end
+  return true
+end
+
+local function check_privileges()
+  local detail = rt.ffi.new("char[256]")
+  if rt.lib.mr_check("root", detail, 256) ~= 1 then
+    return nil, "profiling needs root (or CAP_BPF and CAP_PERFMON): run it with sudo (" ..
+      rt.ffi.string(detail) .. ")"
+  end
+  return true
+end
+
+-- Turns the command's values into a job, or nil and the first problem.
+function _M.job_from(values)
+  local format, err = _M.format_for(values.output, values.format)
+  if not format then
+    return nil, err
+  end
+  return {
+    pids = values.pid,
+    duration_ns = values.duration * 1e9,
+    frequency = values.frequency,
+    off_cpu = values["off-cpu"] == true,
+    kernel = not values["no-kernel"],
+    output = values.output,
+    format = format,
+  }
+end
+
+local function ms_until(deadline, now)
+  return math.max(0, math.floor((deadline - now) / 1e6))
+end
+
+-- Profiles until the duration ends or a signal arrives; drains on the way.
+local function collect(p, job)
+  local lib = rt.lib
+  local now = lib.mr_monotonic_ns()
+  local deadline = now + job.duration_ns
+  local next_drain = now + DRAIN_INTERVAL_NS
+  while now < deadline and lib.mr_signal_pending() == 0 do
+    p:poll(math.min(POLL_MAX_MS, ms_until(deadline, now), ms_until(next_drain, now) + 1))
+    now = lib.mr_monotonic_ns()
+    if now >= next_drain then
+      local ok, err = p:drain()
+      if not ok then
+        return nil, err
+      end
+      next_drain = now + DRAIN_INTERVAL_NS
+    end
+  end
+  p:stop()
+  return p:drain()
+end
+
+local function write_output(p, job, stacks, meta)
+  local lib, ffi = rt.lib, rt.ffi
+  if job.format == "pprof" then
+    local err = ffi.new("char[512]")
+    local rc = lib.mr_pprof_write(p.profile, job.output, job.off_cpu and 1 or 0, p.period_ns,
+      meta.duration_ns, err, 512)
+    if rc ~= 0 then
+      return nil, ffi.string(err)
+    end
+    return true
+  end
+  local writer = require("moonrover.writers." .. job.format)
+  local fh, err = job.output == "-" and io.stdout or io.open(job.output, "wb")
+  if not fh then
+    return nil, "cannot write " .. err
+  end
+  writer.write(stacks, meta, fh)
+  if fh ~= io.stdout then
+    fh:close()
+  end
+  return true
+end
+
+local LOST_REASONS = {
+  { "lost_user_stack", "user stack unreadable" },
+  { "lost_stack_full", "stack map full" },
+  { "lost_counts_full", "count map full" },
+  { "lost_offcpu_start", "blocked-thread map full" },
+  { "lost_notify", "process notices dropped (names may be missing)" },
+}
+
+function _M.summary_stats(s, job, duration_ns)
+  local lost = {}
+  for _, r in ipairs(LOST_REASONS) do
+    lost[#lost + 1] = { reason = r[2], n = s[r[1]] or 0 }
+  end
+  local first = (s.first_sample_ns or 0) > 0 and s.start_ns > 0 and (s.first_sample_ns - s.start_ns) / 1e6
+  return {
+    samples = s.samples,
+    idle_samples = s.idle_samples,
+    lost = lost,
+    processes = s.processes,
+    stacks = s.stacks,
+    output = job.output,
+    duration_s = duration_ns / 1e9,
+    first_sample_ms = first or nil,
+  }
+end
+
+local function meta_for(job, duration_ns)
+  local what = job.off_cpu and "Off-CPU time" or "On-CPU samples"
+  local scope = job.pids and ("pid " .. table.concat(job.pids, ",")) or "all processes"
+  return {
+    title = string.format("moonrover: %s, %s", what, scope),
+    subtitle = string.format("%.1f s%s", duration_ns / 1e9,
+      job.off_cpu and "" or string.format(", %d Hz", job.frequency)),
+    unit = job.off_cpu and "nanoseconds" or "samples",
+    off_cpu = job.off_cpu,
+    duration_ns = duration_ns,
+  }
+end
+
+-- Runs a whole job; returns true, or nil and a one-line error.
+function _M.profile(job)
+  local ok, err = check_privileges()
+  if ok then
+    ok, err = check_pids(job.pids)
+  end
+  if ok then
+    ok, err = check_writable(job.output)
+  end
+  if not ok then
+    return nil, err
+  end
+  local p
+  p, err = profiler.open(job)
+  if not p then
+    return nil, err
+  end
+  rt.lib.mr_signals_catch()
+  local started = rt.lib.mr_monotonic_ns()
+  ok, err = p:start()
+  if ok then
+    ok, err = collect(p, job)
+  end
+  local duration_ns = rt.lib.mr_monotonic_ns() - started
+  local stats = p:stats()
+  p:close()
+  if not ok then
+    return nil, err
+  end
+  local stacks = profile_view.stacks(p.profile)
+  local meta = meta_for(job, duration_ns)
+  ok, err = write_output(p, job, stacks, meta)
+  if not ok then
+    return nil, err
+  end
+  local report = summary.format(summary.compute(stacks, meta, 10), _M.summary_stats(stats, job, duration_ns), meta)
+  local out = job.output == "-" and io.stderr or io.stdout
+  out:write(report)
+  return true
+end
+
+function _M.run(values)
+  local job, err = _M.job_from(values)
+  local ok = job ~= nil
+  if ok then
+    ok, err = _M.profile(job)
+  end
+  if not ok then
+    io.stderr:write("moonrover profile: " .. err .. "\n")
+    return 1
+  end
+  return 0
+end
+
+return _M

@@ -1,0 +1,50 @@
+-- profile_view.lua - turns a runtime profile (mr_profile, through the FFI)
+-- into the plain Lua stacks the writers and the summary read:
+-- { comm, pid, frames = {root .. leaf}, kinds = {...}, count, nanos }.
+local rt = require("moonrover.rt")
+
+local _M = {}
+
+local KINDS = { [0] = "user", [1] = "kernel", [2] = "jit", [3] = "unknown" }
+
+local function string_cache(lib, ffi, prof)
+  local cache = {}
+  return function(id)
+    local s = cache[id]
+    if not s then
+      s = ffi.string(lib.mr_profile_string(prof, id))
+      cache[id] = s
+    end
+    return s
+  end
+end
+
+function _M.stacks(prof)
+  local lib, ffi = rt.lib, rt.ffi
+  local name = string_cache(lib, ffi, prof)
+  local n = lib.mr_profile_sample_count(prof)
+  local samples = lib.mr_profile_samples(prof)
+  local stack = lib.mr_profile_stack_frames(prof)
+  local frames = lib.mr_profile_frames(prof)
+  local out = {}
+  for i = 0, n - 1 do
+    local s = samples[i]
+    local names, kinds = {}, {}
+    for j = s.depth - 1, 0, -1 do
+      local f = frames[stack[s.first + j]]
+      names[#names + 1] = name(f.name)
+      kinds[#kinds + 1] = KINDS[f.kind] or "unknown"
+    end
+    out[#out + 1] = {
+      comm = name(s.comm),
+      pid = s.pid,
+      frames = names,
+      kinds = kinds,
+      count = tonumber(s.count),
+      nanos = tonumber(s.nanos),
+    }
+  end
+  return out
+end
+
+return _M

@@ -1,0 +1,85 @@
+-- profiler.lua - a Lua object over the runtime's on-CPU / off-CPU profiler
+-- (mr_profiler_* in runtime/api.h): open, start, poll, drain, stop, stats.
+-- Every failure comes back as nil and a one-line message.
+local rt = require("moonrover.rt")
+
+local _M = {}
+local mt = { __index = _M }
+
+local ERRBUF = 512
+
+-- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil }
+function _M.open(opts)
+  local lib, ffi = rt.lib, rt.ffi
+  local o = ffi.new("struct mr_profiler_opts")
+  o.frequency = opts.frequency or 99
+  o.off_cpu = opts.off_cpu and 1 or 0
+  o.kernel = opts.kernel and 1 or 0
+  local pids = opts.pids or {}
+  local pid_array = ffi.new("int32_t[?]", math.max(#pids, 1))
+  for i, pid in ipairs(pids) do
+    pid_array[i - 1] = pid
+  end
+  o.pids = #pids > 0 and pid_array or nil
+  o.npids = #pids
+  local err = ffi.new("char[?]", ERRBUF)
+  local p = lib.mr_profiler_open(o, err, ERRBUF)
+  if p == nil then
+    return nil, ffi.string(err)
+  end
+  local self = setmetatable({}, mt)
+  self.handle = ffi.gc(p, lib.mr_profiler_close)
+  self.profile = ffi.gc(lib.mr_profile_new(), lib.mr_profile_free)
+  self.period_ns = opts.off_cpu and 0 or math.floor(1e9 / o.frequency)
+  return self
+end
+
+function _M:start()
+  local ffi = rt.ffi
+  local err = ffi.new("char[?]", ERRBUF)
+  if rt.lib.mr_profiler_start(self.handle, err, ERRBUF) ~= 0 then
+    return nil, ffi.string(err)
+  end
+  return true
+end
+
+-- Waits up to ms for kernel notices (new processes) and handles them.
+function _M:poll(ms)
+  return rt.lib.mr_profiler_poll(self.handle, ms)
+end
+
+-- Moves what the kernel counted so far into self.profile.
+function _M:drain()
+  local rc = rt.lib.mr_profiler_drain(self.handle, self.profile)
+  if rc ~= 0 then
+    return nil, "reading the kernel's counts failed (error " .. -rc .. ")"
+  end
+  return true
+end
+
+function _M:stop()
+  rt.lib.mr_profiler_stop(self.handle)
+end
+
+-- The kernel and runtime counters as a Lua table of numbers.
+function _M:stats()
+  local s = rt.ffi.new("struct mr_profiler_stats")
+  rt.lib.mr_profiler_stats(self.handle, s)
+  local out = {}
+  for _, k in ipairs({ "samples", "idle_samples", "lost_user_stack", "lost_stack_full",
+    "lost_counts_full", "lost_notify", "lost_offcpu_start", "processes", "stacks",
+    "first_sample_ns", "start_ns" }) do
+    out[k] = tonumber(s[k])
+  end
+  return out
+end
+
+-- Frees the kernel objects now rather than at garbage collection.
+function _M:close()
+  if self.handle then
+    rt.lib.mr_profiler_close(rt.ffi.gc(self.handle, nil))
+    self.handle = nil
+  end
+end
+
+return _M

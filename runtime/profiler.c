@@ -1,0 +1,244 @@
+/* profiler.c - the on-CPU / off-CPU profiler: loads profile.bpf.c, attaches it
+ * (cpu-clock sampling or sched_switch), captures each new process's mappings
+ * when the kernel first sees it, and drains the kernel's counts into an
+ * mr_profile (see profiler_drain.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "api.h"
+#include "bpf_log.h"
+#include "cpu_sampling.h"
+#include "pid_names.h"
+#include "profiler_internal.h"
+#include "profile.skel.h"
+
+#define DEFAULT_MAX_STACKS 65536
+
+static int handle_notice(void *ctx, void *data, size_t size)
+{
+	struct mr_profiler *p = ctx;
+	const struct mr_notice *n = data;
+	char comm[MR_COMM_LEN + 1];
+
+	if (size < sizeof(*n))
+		return 0;
+	memcpy(comm, n->comm, MR_COMM_LEN);
+	comm[MR_COMM_LEN] = '\0';
+	if (mr_pid_names_set(p->names, n->pid, comm) < 0)
+		return 0;
+	/* A process that is already gone keeps whatever was captured before. */
+	mr_symbolizer_track(p->sym, (int)n->pid);
+	return 0;
+}
+
+static int fill_targets(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
+{
+	int fd = bpf_map__fd(p->skel->maps.targets);
+	__u8 one = 1;
+
+	for (uint32_t i = 0; i < o->npids; i++) {
+		__u32 pid = (__u32)o->pids[i];
+
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY) != 0) {
+			snprintf(err, errlen, "cannot add pid %u to the profile: %s", pid, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int configure(struct mr_profiler *p, const struct mr_profiler_opts *o)
+{
+	uint32_t max = o->max_stacks ? o->max_stacks : DEFAULT_MAX_STACKS;
+	struct profile_bpf *s = p->skel;
+	int err;
+
+	s->rodata->filter_pids = o->npids > 0;
+	s->rodata->kernel_stacks = o->kernel != 0;
+	err = bpf_map__set_max_entries(s->maps.stacks, max);
+	err = err ?: bpf_map__set_max_entries(s->maps.counts0, max);
+	err = err ?: bpf_map__set_max_entries(s->maps.counts1, max);
+	err = err ?: bpf_program__set_autoload(s->progs.on_cpu_sample, !o->off_cpu);
+	err = err ?: bpf_program__set_autoload(s->progs.off_cpu_switch, o->off_cpu != 0);
+	return err;
+}
+
+static int check_btf(char *err, size_t errlen)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		return 0;
+	snprintf(err, errlen, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing); "
+			      "moonrover needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	return -ENOTSUP;
+}
+
+static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
+{
+	int e;
+
+	p->skel = profile_bpf__open();
+	if (!p->skel) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open the profiler's BPF object: %s", strerror(-e));
+		return e;
+	}
+	e = configure(p, o);
+	if (e == 0)
+		e = profile_bpf__load(p->skel);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot load the profiler's BPF programs: %s (%s)", strerror(-e),
+			 mr_bpf_error_hint(e));
+		return e;
+	}
+	return fill_targets(p, o, err, errlen);
+}
+
+mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_t errlen)
+{
+	struct mr_profiler *p;
+
+	if (!o || (o->npids && !o->pids) || (!o->off_cpu && (o->frequency == 0 || o->frequency > 100000))) {
+		snprintf(err, errlen, "invalid profiler options (frequency must be 1..100000 Hz)");
+		return NULL;
+	}
+	mr_bpf_log_setup();
+	if (check_btf(err, errlen) != 0)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->opts = *o;
+	p->opts.pids = NULL;
+	p->names = mr_pid_names_new();
+	p->sym = mr_symbolizer_new(o->kernel);
+	if (!p->names || !p->sym) {
+		snprintf(err, errlen, "out of memory");
+		mr_profiler_close(p);
+		return NULL;
+	}
+	if (load(p, o, err, errlen) != 0) {
+		mr_profiler_close(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int attach_notices(struct mr_profiler *p, char *err, size_t errlen)
+{
+	int e;
+
+	p->notices = ring_buffer__new(bpf_map__fd(p->skel->maps.notices), handle_notice, p, NULL);
+	if (!p->notices) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open the process-notice ring buffer: %s", strerror(-e));
+		return e;
+	}
+	p->exec_link = bpf_program__attach(p->skel->progs.on_exec);
+	p->exit_link = p->exec_link ? bpf_program__attach(p->skel->progs.on_exit) : NULL;
+	if (!p->exit_link) {
+		e = -errno;
+		snprintf(err, errlen, "cannot attach to the sched_process_exec/exit tracepoints: %s (%s)",
+			 strerror(-e), mr_bpf_error_hint(e));
+		return e;
+	}
+	return 0;
+}
+
+static int attach_sampling(struct mr_profiler *p, char *err, size_t errlen)
+{
+	int e;
+
+	if (!p->opts.off_cpu) {
+		p->sampling = mr_cpu_sampling_attach(p->skel->progs.on_cpu_sample, p->opts.frequency, err,
+						     errlen);
+		return p->sampling ? 0 : -EINVAL;
+	}
+	p->switch_link = bpf_program__attach(p->skel->progs.off_cpu_switch);
+	if (!p->switch_link) {
+		e = -errno;
+		snprintf(err, errlen, "cannot attach to tp_btf/sched_switch: %s (%s)", strerror(-e),
+			 mr_bpf_error_hint(e));
+		return e;
+	}
+	return 0;
+}
+
+int mr_profiler_start(mr_profiler *p, char *err, size_t errlen)
+{
+	int e;
+
+	if (p->started) {
+		snprintf(err, errlen, "the profiler is already started");
+		return -EALREADY;
+	}
+	e = attach_notices(p, err, errlen);
+	if (e == 0)
+		e = attach_sampling(p, err, errlen);
+	if (e != 0) {
+		mr_profiler_stop(p);
+		return e;
+	}
+	p->started = 1;
+	p->start_ns = mr_monotonic_ns();
+	return 0;
+}
+
+int mr_profiler_poll(mr_profiler *p, int timeout_ms)
+{
+	int n;
+
+	if (!p->notices)
+		return timeout_ms > 0 ? mr_sleep_ms(timeout_ms) : 0;
+	n = ring_buffer__poll(p->notices, timeout_ms);
+	return n == -EINTR ? -EINTR : n;
+}
+
+void mr_profiler_stop(mr_profiler *p)
+{
+	mr_cpu_sampling_detach(p->sampling);
+	p->sampling = NULL;
+	bpf_link__destroy(p->switch_link);
+	p->switch_link = NULL;
+	bpf_link__destroy(p->exec_link);
+	p->exec_link = NULL;
+	bpf_link__destroy(p->exit_link);
+	p->exit_link = NULL;
+}
+
+void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out)
+{
+	const struct mr_profile_counters *c = &p->skel->bss->counters;
+
+	memset(out, 0, sizeof(*out));
+	out->samples = c->samples;
+	out->idle_samples = c->idle_samples;
+	out->lost_user_stack = c->lost_user_stack;
+	out->lost_stack_full = c->lost_stack_full;
+	out->lost_counts_full = c->lost_counts_full;
+	out->lost_notify = c->lost_notify;
+	out->lost_offcpu_start = c->lost_offcpu_start;
+	out->first_sample_ns = c->first_sample_ns;
+	out->processes = mr_pid_names_count(p->names);
+	out->stacks = p->stacks_drained;
+	out->start_ns = p->start_ns;
+}
+
+void mr_profiler_close(mr_profiler *p)
+{
+	if (!p)
+		return;
+	mr_profiler_stop(p);
+	ring_buffer__free(p->notices);
+	profile_bpf__destroy(p->skel);
+	mr_symbolizer_free(p->sym);
+	mr_pid_names_free(p->names);
+	free(p);
+}

@@ -1,0 +1,166 @@
+/* profiler_drain.c - moves the kernel's counts into an mr_profile. The BPF
+ * programs count into one of two maps; the drain flips them, lets programs
+ * still writing to the old one finish, then reads, symbolizes and clears it,
+ * so no count is lost between drains. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "api.h"
+#include "pid_names.h"
+#include "profiler_internal.h"
+#include "profile.skel.h"
+
+/* Longer than any program run: they are short and do not sleep. */
+#define FLIP_GRACE_MS 2
+#define MAX_FRAMES (2 * MR_MAX_STACK_DEPTH)
+
+struct drain {
+	struct mr_profiler *p;
+	mr_profile *prof;
+	int stacks_fd;
+	uint32_t frames[MAX_FRAMES];
+	uint32_t depth;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Turns a resolved address into a profile frame: a symbol, else
+ * "module+0xoffset", never a bare address. */
+static uint32_t add_frame(struct drain *d, const struct mr_symbol *s)
+{
+	struct mr_frame f = { 0 };
+	char label[512];
+	const char *name = s->name;
+
+	if (!name) {
+		if (s->module)
+			snprintf(label, sizeof(label), "%s+0x%llx", base_name(s->module),
+				 (unsigned long long)s->offset);
+		else
+			snprintf(label, sizeof(label), "[unknown]");
+		name = label;
+	}
+	f.name = mr_profile_string_add(d->prof, name);
+	f.module = s->module ? mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "") : 0;
+	f.address = s->offset;
+	f.kind = s->kind;
+	f.resolved = s->name != NULL;
+	return mr_profile_frame_add(d->prof, &f);
+}
+
+static void add_stack(struct drain *d, __u64 hash, int pid, int kernel)
+{
+	struct mr_stack_trace st;
+	struct mr_symbol sym;
+
+	if (!hash || bpf_map_lookup_elem(d->stacks_fd, &hash, &st) != 0)
+		return;
+	for (int i = 0; i < MR_MAX_STACK_DEPTH && st.ips[i] && d->depth < MAX_FRAMES; i++) {
+		int err = kernel ? mr_symbolizer_resolve_kernel(d->p->sym, st.ips[i], &sym)
+				 : mr_symbolizer_resolve(d->p->sym, pid, st.ips[i], &sym);
+
+		if (err != 0) {
+			memset(&sym, 0, sizeof(sym));
+			sym.kind = MR_FRAME_UNKNOWN;
+		}
+		d->frames[d->depth++] = add_frame(d, &sym);
+	}
+}
+
+static const char *comm_of(struct drain *d, uint32_t pid, char *buf, size_t len)
+{
+	const char *name = mr_pid_names_get(d->p->names, pid);
+
+	if (name)
+		return name;
+	if (mr_process_comm((int)pid, buf, len) == 0)
+		return buf;
+	snprintf(buf, len, "[pid %u]", pid);
+	return buf;
+}
+
+/* Leaf first: the kernel part (when kept) sits below the user part. */
+static int add_sample(struct drain *d, const struct mr_stack_key *k, const struct mr_stack_value *v)
+{
+	char comm[32];
+	uint64_t nanos = d->p->opts.off_cpu ? v->nanos : v->count * (1000000000ull / d->p->opts.frequency);
+
+	d->depth = 0;
+	if (d->p->opts.kernel)
+		add_stack(d, k->kernel_stack, (int)k->pid, 1);
+	add_stack(d, k->user_stack, (int)k->pid, 0);
+	d->p->stacks_drained++;
+	return mr_profile_sample_add(d->prof, k->pid, comm_of(d, k->pid, comm, sizeof(comm)), d->frames,
+				     d->depth, v->count, nanos);
+}
+
+/* Collects the keys first: deleting while walking restarts the walk. */
+static int collect_keys(int fd, struct mr_stack_key **keys, size_t *n)
+{
+	struct mr_stack_key key, *prev = NULL, *grown;
+	size_t cap = 0;
+
+	*keys = NULL;
+	*n = 0;
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(*keys, cap * sizeof(key));
+			if (!grown)
+				return -ENOMEM;
+			*keys = grown;
+		}
+		(*keys)[(*n)++] = key;
+		prev = &(*keys)[*n - 1];
+	}
+	return 0;
+}
+
+static int drain_map(struct drain *d, int fd)
+{
+	struct mr_stack_key *keys;
+	struct mr_stack_value v;
+	size_t n;
+	int err = collect_keys(fd, &keys, &n);
+
+	for (size_t i = 0; i < n && err == 0; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) == 0)
+			err = add_sample(d, &keys[i], &v);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+	free(keys);
+	return err;
+}
+
+int mr_profiler_drain(mr_profiler *p, mr_profile *prof)
+{
+	struct drain *d = calloc(1, sizeof(*d));
+	struct bpf_map *old;
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	/* Capture the mappings of processes announced since the last poll. */
+	if (p->notices)
+		ring_buffer__consume(p->notices);
+	d->p = p;
+	d->prof = prof;
+	d->stacks_fd = bpf_map__fd(p->skel->maps.stacks);
+	old = p->skel->bss->active ? p->skel->maps.counts1 : p->skel->maps.counts0;
+	__atomic_store_n(&p->skel->bss->active, !p->skel->bss->active, __ATOMIC_SEQ_CST);
+	mr_sleep_ms(FLIP_GRACE_MS);
+	err = drain_map(d, bpf_map__fd(old));
+	free(d);
+	return err;
+}

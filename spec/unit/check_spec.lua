@@ -1,0 +1,37 @@
+-- Specs for `moonrover check`'s report: marks, what-to-do lines, exit status.
+local check = require("moonrover.commands.check")
+
+local function feature(name, required)
+  return { name = name, what = name .. " feature", required = required, fix = "fix " .. name }
+end
+
+describe("check.report", function()
+  it("says the machine is fine when every required feature works", function()
+    local text, missing = check.report({
+      { feature = feature("btf", true), ok = true, detail = "present" },
+      { feature = feature("uprobe", false), ok = false, detail = "absent" },
+    })
+    assert.same(0, missing)
+    assert.matches("ok    btf", text)
+    assert.matches("warn  uprobe", text)
+    assert.matches("what to do: fix uprobe", text)
+    assert.matches("This machine can run moonrover", text)
+  end)
+
+  it("counts missing required features", function()
+    local text, missing = check.report({
+      { feature = feature("btf", true), ok = false, detail = "no /sys/kernel/btf/vmlinux" },
+    })
+    assert.same(1, missing)
+    assert.matches("FAIL  btf", text)
+    assert.matches("what to do: fix btf", text)
+    assert.matches("1 required feature%(s%) missing", text)
+  end)
+
+  it("has a fix for every feature the runtime probes", function()
+    for _, f in ipairs(check.FEATURES) do
+      assert.is_string(f.fix)
+      assert.is_string(f.what)
+    end
+  end)
+end)
