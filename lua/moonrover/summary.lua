@@ -1,0 +1,185 @@
+-- summary.lua - the end-of-run summary of a profile: compute() finds the
+-- hottest functions by self and by total value; format() renders them with
+-- the run's statistics as one screen of text (<= 80 columns, <= 30 lines).
+--
+-- stats (every field optional): duration (seconds), samples (number taken),
+-- lost ({ {reason=, n=}, ... }), output (path written).
+local folded = require("moonrover.writers.folded")
+
+local _M = {}
+
+local WIDTH = 80
+local VALUE_COL = 12
+local SHARE_COL = 7
+
+local function add(map, name, v)
+  map[name] = (map[name] or 0) + v
+end
+
+-- Adds v to every distinct function of the stack, once even if recursive.
+local function add_total(totals, frames, v)
+  local seen = {}
+  for _, name in ipairs(frames) do
+    if not seen[name] then
+      seen[name] = true
+      add(totals, name, v)
+    end
+  end
+end
+
+local function ranked(map, total, n)
+  local rows = {}
+  for name, value in pairs(map) do
+    rows[#rows + 1] = { name = name, value = value,
+                        share = total > 0 and value / total or 0 }
+  end
+  table.sort(rows, function(a, b)
+    if a.value ~= b.value then return a.value > b.value end
+    return a.name < b.name
+  end)
+  for i = #rows, n + 1, -1 do rows[i] = nil end
+  return rows
+end
+
+local function process_key(stack)
+  return stack.pid or ("comm:" .. tostring(stack.comm))
+end
+
+-- Top n (default 10) functions by self and by total value, plus totals.
+function _M.compute(stacks, meta, n)
+  n = n or 10
+  local total, nstacks, nprocs = 0, 0, 0
+  local selfs, totals, procs = {}, {}, {}
+  for _, stack in ipairs(stacks) do
+    local v = folded.value_of(stack, meta)
+    local frames = stack.frames or {}
+    if v > 0 then
+      total, nstacks = total + v, nstacks + 1
+      if #frames > 0 then add(selfs, frames[#frames], v) end
+      add_total(totals, frames, v)
+      local key = process_key(stack)
+      if not procs[key] then procs[key], nprocs = true, nprocs + 1 end
+    end
+  end
+  return { total = total, processes = nprocs, stacks = nstacks,
+           top_self = ranked(selfs, total, n),
+           top_total = ranked(totals, total, n) }
+end
+
+-- 1234567 -> "1,234,567".
+local function group(n)
+  local s = string.format("%.0f", n)
+  local sign, digits = s:match("^(-?)(%d+)$")
+  digits = digits:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return sign .. digits:gsub("^,", "")
+end
+
+local function format_time(ns)
+  if ns >= 1e9 then return string.format("%.2f s", ns / 1e9) end
+  if ns >= 1e5 then return string.format("%.1f ms", ns / 1e6) end
+  return string.format("%.3f ms", ns / 1e6)
+end
+
+local function format_value(v, meta)
+  if folded.uses_nanos(meta) then return format_time(v) end
+  return group(v)
+end
+
+local function chars_of(s)
+  local chars = {}
+  for ch in s:gmatch("[^\128-\191][\128-\191]*") do chars[#chars + 1] = ch end
+  return chars
+end
+
+-- Cuts s to at most width characters (UTF-8 aware), ending cut text in "..".
+local function fit(s, width)
+  local chars = chars_of(s)
+  if #chars <= width then return s end
+  return table.concat(chars, "", 1, math.max(width - 2, 0)) .. ".."
+end
+
+-- Cuts a function name to at most width characters by replacing its middle
+-- with "..", keeping both the namespace and the function's own name.
+local function fit_name(s, width)
+  local chars = chars_of(s)
+  if #chars <= width then return s end
+  local tail = math.floor((width - 2) / 2)
+  local head = width - 2 - tail
+  return table.concat(chars, "", 1, head) .. ".." .. table.concat(chars, "", #chars - tail + 1)
+end
+
+local function lost_text(lost)
+  local parts, sum = {}, 0
+  for _, entry in ipairs(lost or {}) do
+    local n = tonumber(entry.n) or 0
+    if n > 0 then
+      sum = sum + n
+      parts[#parts + 1] = string.format("%s: %s", tostring(entry.reason or "unknown"), group(n))
+    end
+  end
+  if sum == 0 then return "none" end
+  return group(sum) .. " (" .. table.concat(parts, ", ") .. ")"
+end
+
+local function samples_text(stats, summary, meta)
+  local n = tonumber(stats.samples)
+  if not n and not folded.uses_nanos(meta) then n = summary.total end
+  return n and group(n) or "unknown"
+end
+
+local function duration_text(stats)
+  local d = tonumber(stats.duration)
+  return d and string.format("%.1f s", d) or "unknown"
+end
+
+local function header_lines(summary, stats, meta)
+  local off = folded.uses_nanos(meta)
+  local run = string.format("duration: %s   samples taken: %s", duration_text(stats),
+                            samples_text(stats, summary, meta))
+  if off then run = run .. "   off-CPU time: " .. format_time(summary.total or 0) end
+  return {
+    string.format("moonrover profile (%s)%s", off and "off-CPU" or "on-CPU",
+                  meta.title and ": " .. tostring(meta.title) or ""),
+    run,
+    "samples lost: " .. lost_text(stats.lost),
+    string.format("processes seen: %s   distinct stacks: %s",
+                  group(summary.processes or 0), group(summary.stacks or 0)),
+    "output: " .. tostring(stats.output or "none"),
+  }
+end
+
+local function table_lines(heading, rows, meta)
+  local name_width = WIDTH - 2 - VALUE_COL - SHARE_COL - 2
+  local unit = folded.uses_nanos(meta) and "time" or "samples"
+  local lines = { string.format("%-" .. (WIDTH - VALUE_COL - SHARE_COL - 1) .. "s%"
+                                .. VALUE_COL .. "s %" .. SHARE_COL .. "s", heading, unit, "%") }
+  for _, row in ipairs(rows) do
+    local name = fit_name(row.name, name_width)
+    local pad = string.rep(" ", name_width - #name:gsub("[\128-\191]", ""))
+    lines[#lines + 1] = string.format("  %s%s %" .. VALUE_COL .. "s %" .. (SHARE_COL - 1) .. ".1f%%",
+                                      name, pad, format_value(row.value, meta), row.share * 100)
+  end
+  return lines
+end
+
+local function append(dst, src)
+  for _, line in ipairs(src) do dst[#dst + 1] = fit(line, WIDTH) end
+end
+
+-- The one-screen text summary of a run.
+function _M.format(summary, stats, meta)
+  stats, meta = stats or {}, meta or {}
+  local lines = {}
+  append(lines, header_lines(summary, stats, meta))
+  lines[#lines + 1] = ""
+  if (summary.total or 0) <= 0 then
+    lines[#lines + 1] = "no samples were taken: nothing to rank."
+  else
+    append(lines, table_lines("top " .. #summary.top_self .. " by self", summary.top_self, meta))
+    lines[#lines + 1] = ""
+    append(lines, table_lines("top " .. #summary.top_total .. " by total", summary.top_total, meta))
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+return _M
