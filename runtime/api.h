@@ -127,7 +127,7 @@ struct mr_profiler_stats {
 	uint64_t samples;         /* samples (or switches) aggregated in the kernel */
 	uint64_t idle_samples;    /* on-CPU samples of idle CPUs, not profiled */
 	uint64_t lost_user_stack; /* user stack could not be read */
-	uint64_t lost_stack_full; /* stack map full or hash collision */
+	uint64_t lost_stack_full; /* stack storage full (or out of memory) */
 	uint64_t lost_counts_full;/* count map full */
 	uint64_t lost_notify;     /* new-process notices dropped (ring full) */
 	uint64_t lost_offcpu_start;/* blocked-since map full */

@@ -52,13 +52,13 @@ describe("profile.summary_stats", function()
       { output = "p.svg" }, 2e9)
     assert.same(100, s.samples)
     assert.same(4, s.processes)
-    assert.same(2, s.duration_s)
+    assert.same(2, s.duration)
     assert.same(0.5, s.first_sample_ms)
     local by_reason = {}
     for _, l in ipairs(s.lost) do
       by_reason[l.reason] = l.n
     end
-    assert.same(3, by_reason["stack map full"])
+    assert.same(3, by_reason["stack storage full"])
     assert.same(1, by_reason["process notices dropped (names may be missing)"])
   end)
 end)

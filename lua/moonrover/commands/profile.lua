@@ -161,7 +161,7 @@ end
 
 local LOST_REASONS = {
   { "lost_user_stack", "user stack unreadable" },
-  { "lost_stack_full", "stack map full" },
+  { "lost_stack_full", "stack storage full" },
   { "lost_counts_full", "count map full" },
   { "lost_offcpu_start", "blocked-thread map full" },
   { "lost_notify", "process notices dropped (names may be missing)" },
@@ -180,7 +180,7 @@ function _M.summary_stats(s, job, duration_ns)
     processes = s.processes,
     stacks = s.stacks,
     output = job.output,
-    duration_s = duration_ns / 1e9,
+    duration = duration_ns / 1e9,
     first_sample_ms = first or nil,
   }
 end
@@ -233,9 +233,12 @@ function _M.profile(job)
   if not ok then
     return nil, err
   end
-  local report = summary.format(summary.compute(stacks, meta, 10), _M.summary_stats(stats, job, duration_ns), meta)
+  local run = _M.summary_stats(stats, job, duration_ns)
   local out = job.output == "-" and io.stderr or io.stdout
-  out:write(report)
+  out:write(summary.format(summary.compute(stacks, meta, 10), run, meta))
+  if run.first_sample_ms then
+    out:write(string.format("first sample after %.1f ms\n", run.first_sample_ms))
+  end
   return true
 end
 
