@@ -11,6 +11,8 @@
 #ifndef MR_FFI_CDEF
 #include <stddef.h>
 #include <stdint.h>
+/* The library exports exactly what this header declares. */
+#pragma GCC visibility push(default)
 #endif
 
 /* ---------------------------------------------------------------- versions */
@@ -55,12 +57,14 @@ struct mr_sample {
 
 mr_profile *mr_profile_new(void);
 void mr_profile_free(mr_profile *p);
+/* The _add functions intern their argument (NULL counts as "") and return its
+ * id, or 0xffffffff on bad arguments or when out of memory. */
 uint32_t mr_profile_string_add(mr_profile *p, const char *s);
 const char *mr_profile_string(const mr_profile *p, uint32_t id);
 uint32_t mr_profile_module_add(mr_profile *p, const char *path, const char *build_id);
 uint32_t mr_profile_frame_add(mr_profile *p, const struct mr_frame *f);
-/* Adds count/nanos to the sample with this pid and stack (frame ids, leaf
- * first), creating it when new. Returns 0, or a negative errno. */
+/* Adds count/nanos to the sample with this pid, comm and stack (frame ids,
+ * leaf first), creating it when new. Returns 0, or a negative errno. */
 int mr_profile_sample_add(mr_profile *p, uint32_t pid, const char *comm, const uint32_t *frames,
 			  uint32_t depth, uint64_t count, uint64_t nanos);
 uint32_t mr_profile_sample_count(const mr_profile *p);
@@ -71,8 +75,11 @@ const struct mr_frame *mr_profile_frames(const mr_profile *p);
 uint32_t mr_profile_module_count(const mr_profile *p);
 const struct mr_module *mr_profile_modules(const mr_profile *p);
 
-/* Writes the profile as gzipped pprof (profile.proto). off_cpu selects the
- * sample types; period_ns is the sampling period of on-CPU profiles. */
+/* Writes the profile as gzipped pprof (profile.proto), replacing path
+ * atomically. off_cpu selects the sample types; period_ns is the sampling
+ * period of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm
+ * labels and a root frame named after the process. Returns 0, or a negative
+ * errno with "cannot write PATH: reason" in err. */
 int mr_pprof_write(const mr_profile *p, const char *path, int off_cpu, uint64_t period_ns,
 		   uint64_t duration_ns, char *err, size_t errlen);
 
@@ -169,5 +176,9 @@ int mr_sleep_ms(int ms);
  * the last one caught (0 when none), and a blocking poll returns early. */
 int mr_signals_catch(void);
 int mr_signal_pending(void);
+
+#ifndef MR_FFI_CDEF
+#pragma GCC visibility pop
+#endif
 
 #endif

@@ -3,6 +3,6 @@
 #ifndef MR_API_CDEF_H
 #define MR_API_CDEF_H
 
-const char *mr_api_cdef(void);
+__attribute__((visibility("default"))) const char *mr_api_cdef(void);
 
 #endif

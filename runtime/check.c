@@ -24,7 +24,7 @@
 typedef int (*check_fn)(char *detail, size_t len);
 
 /* A function for the uprobe check to attach to; noinline keeps it a real symbol. */
-__attribute__((noinline, used)) int mr_check_uprobe_target(int x)
+__attribute__((noinline, used, visibility("default"))) int mr_check_uprobe_target(int x)
 {
 	__asm__ volatile("" : "+r"(x));
 	return x + 1;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "growarray.h"
-#include "profile.h"
+#include "profile_data.h"
 
 struct module_key {
 	const struct mr_profile *p;

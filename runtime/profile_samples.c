@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "growarray.h"
-#include "profile.h"
+#include "profile_data.h"
 
 struct sample_key {
 	const struct mr_profile *p;

@@ -1,7 +1,7 @@
-/* profile.h - the layout of struct mr_profile, shared by the files that
+/* profile_data.h - the layout of struct mr_profile, shared by the files that
  * implement it (profile.c: strings, modules, frames; profile_samples.c). */
-#ifndef MR_PROFILE_H
-#define MR_PROFILE_H
+#ifndef MR_PROFILE_DATA_H
+#define MR_PROFILE_DATA_H
 
 #include "api.h"
 #include "hashidx.h"
