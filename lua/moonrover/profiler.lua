@@ -6,8 +6,6 @@ local rt = require("moonrover.rt")
 local _M = {}
 local mt = { __index = _M }
 
-local ERRBUF = 512
-
 -- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil }
 function _M.open(opts)
   local lib, ffi = rt.lib, rt.ffi
@@ -22,10 +20,9 @@ function _M.open(opts)
   end
   o.pids = #pids > 0 and pid_array or nil
   o.npids = #pids
-  local err = ffi.new("char[?]", ERRBUF)
-  local p = lib.mr_profiler_open(o, err, ERRBUF)
-  if p == nil then
-    return nil, ffi.string(err)
+  local p, err = rt.call_with_err(lib.mr_profiler_open, o)
+  if not p then
+    return nil, err
   end
   local self = setmetatable({}, mt)
   self.handle = ffi.gc(p, lib.mr_profiler_close)
@@ -35,10 +32,9 @@ function _M.open(opts)
 end
 
 function _M:start()
-  local ffi = rt.ffi
-  local err = ffi.new("char[?]", ERRBUF)
-  if rt.lib.mr_profiler_start(self.handle, err, ERRBUF) ~= 0 then
-    return nil, ffi.string(err)
+  local ok, err = rt.call_with_err(rt.lib.mr_profiler_start, self.handle)
+  if not ok then
+    return nil, err
   end
   return true
 end

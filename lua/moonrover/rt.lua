@@ -20,4 +20,21 @@ ffi.cdef(ffi.string(lib.mr_api_cdef()))
 _M.lib = lib
 _M.ffi = ffi
 
+local ERRBUF = 512
+
+-- Calls a runtime function whose last two parameters are an error buffer and
+-- its size. Returns its result, or nil and the message when it returned NULL
+-- or a negative number.
+function _M.call_with_err(fn, ...)
+  local buf = ffi.new("char[?]", ERRBUF)
+  local n = select("#", ...)
+  local argv = { ... }
+  argv[n + 1], argv[n + 2] = buf, ERRBUF
+  local res = fn(unpack(argv, 1, n + 2))
+  if res == nil or (type(res) == "number" and res < 0) then
+    return nil, ffi.string(buf)
+  end
+  return res
+end
+
 return _M

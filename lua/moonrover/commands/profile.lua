@@ -137,15 +137,9 @@ local function collect(p, job)
 end
 
 local function write_output(p, job, stacks, meta)
-  local lib, ffi = rt.lib, rt.ffi
   if job.format == "pprof" then
-    local err = ffi.new("char[512]")
-    local rc = lib.mr_pprof_write(p.profile, job.output, job.off_cpu and 1 or 0, p.period_ns,
-      meta.duration_ns, err, 512)
-    if rc ~= 0 then
-      return nil, ffi.string(err)
-    end
-    return true
+    return rt.call_with_err(rt.lib.mr_pprof_write, p.profile, job.output, job.off_cpu and 1 or 0,
+      p.period_ns, meta.duration_ns)
   end
   local writer = require("moonrover.writers." .. job.format)
   local fh, err = job.output == "-" and io.stdout or io.open(job.output, "wb")
