@@ -1,0 +1,95 @@
+/* perf_map.c - parses perf JIT map files and looks addresses up in them. */
+#include "perf_map.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add_line(struct mr_perf_map *m, size_t *cap, const char *line)
+{
+	unsigned long long start, size;
+	int name_pos = -1;
+	size_t len;
+	void *v = m->v;
+	int rc;
+
+	if (sscanf(line, "%llx %llx %n", &start, &size, &name_pos) < 2 || name_pos < 0 || size == 0)
+		return 0;
+	len = strcspn(line + name_pos, "\n");
+	if (len == 0)
+		return 0;
+	rc = mr_sym_grow(&v, cap, m->n + 1, sizeof(*m->v));
+	m->v = v;
+	if (rc == 0)
+		rc = mr_str_blob_add(&m->names, line + name_pos, len, &m->v[m->n].name);
+	if (rc < 0)
+		return rc;
+	m->v[m->n].start = start;
+	m->v[m->n].size = size;
+	m->n++;
+	return 0;
+}
+
+/* By start; for equal starts the later line (higher name offset) first. */
+static int cmp_perf_sym(const void *a, const void *b)
+{
+	const struct mr_perf_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->name > y->name ? -1 : x->name < y->name;
+}
+
+int mr_perf_map_load(const char *path, struct mr_perf_map *out)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t linecap = 0, cap = 0;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!f)
+		return -errno;
+	while (rc == 0 && getline(&line, &linecap, f) >= 0)
+		rc = add_line(out, &cap, line);
+	if (rc == 0 && ferror(f))
+		rc = -EIO;
+	free(line);
+	fclose(f);
+	if (rc < 0) {
+		mr_perf_map_free(out);
+		return rc;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), cmp_perf_sym);
+	return 0;
+}
+
+const char *mr_perf_map_find(const struct mr_perf_map *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+	const struct mr_perf_sym *s;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	lo--;
+	while (lo > 0 && m->v[lo - 1].start == m->v[lo].start)
+		lo--;
+	s = &m->v[lo];
+	return addr - s->start < s->size ? m->names.data + s->name : NULL;
+}
+
+void mr_perf_map_free(struct mr_perf_map *m)
+{
+	free(m->v);
+	mr_str_blob_free(&m->names);
+	memset(m, 0, sizeof(*m));
+}

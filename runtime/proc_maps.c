@@ -1,0 +1,130 @@
+/* proc_maps.c - parses /proc/PID/maps lines ("start-end perms pgoff maj:min
+ * inode path") into a sorted array and finds the mapping of an address. */
+#include "proc_maps.h"
+#include "sym_buf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DELETED_SUFFIX " (deleted)"
+
+static int set_path(struct mr_map_entry *out, const char *path)
+{
+	size_t len = strcspn(path, "\n");
+	size_t slen = strlen(DELETED_SUFFIX);
+
+	if (len >= slen && memcmp(path + len - slen, DELETED_SUFFIX, slen) == 0) {
+		out->deleted = 1;
+		len -= slen;
+	}
+	out->path = strndup(path, len);
+	return out->path ? 0 : -ENOMEM;
+}
+
+int mr_proc_maps_parse_line(const char *line, struct mr_map_entry *out)
+{
+	unsigned long long start, end, pgoff, inode;
+	unsigned int major, minor;
+	char perms[5];
+	int pathpos = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &major,
+		   &minor, &inode, &pathpos) < 7)
+		return -EINVAL;
+	if (end <= start || strlen(perms) != 4)
+		return -EINVAL;
+	out->start = start;
+	out->end = end;
+	out->pgoff = pgoff;
+	out->inode = inode;
+	out->dev_major = major;
+	out->dev_minor = minor;
+	out->exec = perms[2] == 'x';
+	return set_path(out, pathpos >= 0 ? line + pathpos : "");
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct mr_map_entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int read_lines(FILE *f, struct mr_proc_maps *out)
+{
+	struct mr_map_entry e;
+	char *line = NULL;
+	size_t linecap = 0, cap = 0;
+	int rc = 0;
+
+	while (getline(&line, &linecap, f) >= 0) {
+		void *v = out->v;
+
+		if (mr_proc_maps_parse_line(line, &e) < 0)
+			continue;
+		rc = mr_sym_grow(&v, &cap, out->n + 1, sizeof(e));
+		out->v = v;
+		if (rc < 0) {
+			free(e.path);
+			break;
+		}
+		out->v[out->n++] = e;
+	}
+	free(line);
+	if (rc == 0 && ferror(f))
+		rc = -EIO;
+	return rc;
+}
+
+int mr_proc_maps_read(int pid, struct mr_proc_maps *out)
+{
+	char path[64];
+	FILE *f;
+	int rc;
+
+	out->v = NULL;
+	out->n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	rc = read_lines(f, out);
+	fclose(f);
+	if (rc == 0 && out->n == 0)
+		rc = -ESRCH; /* a zombie or kernel thread: nothing mapped */
+	if (rc < 0) {
+		mr_proc_maps_free(out);
+		return rc;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), cmp_start);
+	return 0;
+}
+
+const struct mr_map_entry *mr_proc_maps_find(const struct mr_proc_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->v[mid].start)
+			hi = mid;
+		else if (addr >= m->v[mid].end)
+			lo = mid + 1;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+void mr_proc_maps_free(struct mr_proc_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}

@@ -1,0 +1,38 @@
+/* sym_demangle.c - wraps libiberty's cplus_demangle (auto-detected C++,
+ * Rust legacy and Rust v0 mangling) and drops leftover Rust hashes. */
+#include "sym_demangle.h"
+
+#include <ctype.h>
+#include <demangle.h>
+#include <string.h>
+
+#define RUST_HASH_LEN 19 /* "::h" and 16 hex digits */
+
+static void strip_rust_hash(char *s)
+{
+	size_t len = strlen(s);
+	char *h;
+
+	if (len <= RUST_HASH_LEN)
+		return;
+	h = s + len - RUST_HASH_LEN;
+	if (strncmp(h, "::h", 3) != 0)
+		return;
+	for (size_t i = 3; i < RUST_HASH_LEN; i++) {
+		if (!isxdigit((unsigned char)h[i]))
+			return;
+	}
+	*h = '\0';
+}
+
+char *mr_demangle(const char *name)
+{
+	char *out;
+
+	if (name[0] != '_')
+		return NULL;
+	out = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (out)
+		strip_rust_hash(out);
+	return out;
+}

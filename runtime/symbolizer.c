@@ -1,0 +1,330 @@
+/* symbolizer.c - the public symbolizer (see api.h): tracked processes, user,
+ * JIT, kernel and file address resolution, interned result strings and
+ * statistics. */
+#include "api.h"
+#include "file_cache.h"
+#include "kallsyms.h"
+#include "sym_demangle.h"
+#include "sym_map.h"
+#include "sym_process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CACHE_MAX_BYTES ((size_t)256 << 20)
+#define KERNEL_MODULE "[kernel.kallsyms]"
+#define KALLSYMS_PATH "/proc/kallsyms"
+
+enum ksyms_state { KSYMS_UNLOADED, KSYMS_LOADED, KSYMS_FAILED };
+
+struct mr_symbolizer {
+	int kernel;
+	enum ksyms_state ksyms_state;
+	struct mr_kallsyms ksyms;
+	struct mr_file_cache *cache;
+	struct mr_sym_map *procs;   /* "pid" -> struct mr_sym_process */
+	struct mr_sym_map *strings; /* interned result strings */
+	struct mr_sym_map *names;   /* mangled name -> interned demangled name */
+	uint64_t maps_reads;
+	uint64_t unresolved;
+};
+
+static void free_process(void *p)
+{
+	mr_sym_process_free(p);
+}
+
+mr_symbolizer *mr_symbolizer_new(int kernel)
+{
+	mr_symbolizer *s;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->kernel = kernel != 0;
+	s->cache = mr_file_cache_new(CACHE_MAX_BYTES);
+	s->procs = mr_sym_map_new(free_process);
+	s->strings = mr_sym_map_new(NULL);
+	s->names = mr_sym_map_new(NULL);
+	if (!s->cache || !s->procs || !s->strings || !s->names) {
+		mr_symbolizer_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void mr_symbolizer_free(mr_symbolizer *s)
+{
+	if (!s)
+		return;
+	mr_sym_map_free(s->procs); /* before the cache: no references dropped */
+	mr_file_cache_free(s->cache);
+	mr_sym_map_free(s->names);
+	mr_sym_map_free(s->strings);
+	mr_kallsyms_free(&s->ksyms);
+	free(s);
+}
+
+static void pid_key(int pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d", pid);
+}
+
+static struct mr_sym_process *find_process(const mr_symbolizer *s, int pid)
+{
+	char key[16];
+
+	pid_key(pid, key, sizeof(key));
+	return mr_sym_map_get(s->procs, key);
+}
+
+int mr_symbolizer_track(mr_symbolizer *s, int pid)
+{
+	struct mr_sym_process *p, *old;
+	char key[16];
+	int rc;
+
+	if (!s)
+		return -EINVAL;
+	s->maps_reads++;
+	rc = mr_sym_process_snapshot(pid, s->cache, &p);
+	if (rc < 0)
+		return rc;
+	pid_key(pid, key, sizeof(key));
+	old = mr_sym_map_get(s->procs, key);
+	rc = mr_sym_map_put(s->procs, key, p);
+	if (rc < 0) {
+		mr_sym_process_release(p, s->cache);
+		return rc;
+	}
+	mr_sym_process_release(old, s->cache);
+	return 0;
+}
+
+void mr_symbolizer_forget(mr_symbolizer *s, int pid)
+{
+	char key[16];
+
+	if (!s)
+		return;
+	pid_key(pid, key, sizeof(key));
+	mr_sym_process_release(mr_sym_map_take(s->procs, key), s->cache);
+}
+
+static void clear_symbol(struct mr_symbol *out)
+{
+	out->name = NULL;
+	out->module = NULL;
+	out->build_id = "";
+	out->offset = 0;
+	out->kind = MR_FRAME_UNKNOWN;
+}
+
+/* The interned readable form of a raw symbol name. */
+static const char *intern_symbol(mr_symbolizer *s, const char *raw)
+{
+	const char *name = mr_sym_map_get(s->names, raw);
+	char *demangled;
+
+	if (name)
+		return name;
+	demangled = mr_demangle(raw);
+	if (!demangled)
+		return mr_sym_map_intern(s->strings, raw);
+	name = mr_sym_map_intern(s->strings, demangled);
+	free(demangled);
+	if (name && mr_sym_map_put(s->names, raw, (void *)name) < 0)
+		return NULL;
+	return name;
+}
+
+/* Names the function at out->offset of f; out->module is already set. */
+static int fill_from_file(mr_symbolizer *s, const struct mr_sym_file *f, struct mr_symbol *out)
+{
+	const char *raw = mr_sym_file_lookup(f, out->offset);
+
+	out->build_id = mr_sym_map_intern(s->strings, f->build_id);
+	if (!out->build_id)
+		return -ENOMEM;
+	if (!raw) {
+		s->unresolved++;
+		return 0;
+	}
+	out->name = intern_symbol(s, raw);
+	return out->name ? 0 : -ENOMEM;
+}
+
+/* Names addr from the process's perf map; 0 when found, else -ENOENT. */
+static int fill_jit(mr_symbolizer *s, struct mr_sym_process *p, uint64_t addr,
+		    struct mr_symbol *out)
+{
+	char path[64];
+	const char *name = mr_sym_process_jit(p, addr);
+
+	if (!name)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->pid);
+	out->name = mr_sym_map_intern(s->strings, name);
+	out->module = mr_sym_map_intern(s->strings, path);
+	if (!out->name || !out->module)
+		return -ENOMEM;
+	out->offset = addr;
+	out->kind = MR_FRAME_JIT;
+	return 0;
+}
+
+static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p,
+			  const struct mr_map_entry *m, uint64_t addr, struct mr_symbol *out)
+{
+	int rc = fill_jit(s, p, addr, out);
+
+	if (rc != -ENOENT)
+		return rc;
+	out->module = mr_sym_map_intern(s->strings, m->path[0] ? m->path : "[anon]");
+	if (!out->module)
+		return -ENOMEM;
+	out->offset = addr - m->start;
+	out->kind = MR_FRAME_USER;
+	s->unresolved++;
+	return 0;
+}
+
+static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p,
+			     const struct mr_map_entry *m, uint64_t addr, struct mr_symbol *out)
+{
+	const struct mr_sym_file *f;
+
+	if (m->path[0] != '/')
+		return fill_anonymous(s, p, m, addr, out);
+	f = mr_sym_process_file(p, m);
+	if (!f && fill_jit(s, p, addr, out) == 0)
+		return 0; /* e.g. JIT code in a memfd mapping */
+	out->module = mr_sym_map_intern(s->strings, m->path);
+	if (!out->module)
+		return -ENOMEM;
+	out->offset = addr - m->start + m->pgoff;
+	out->kind = MR_FRAME_USER;
+	if (f)
+		return fill_from_file(s, f, out);
+	s->unresolved++;
+	return 0;
+}
+
+/* The mapping of addr in pid, snapshotting the process when it is not known
+ * yet, or again when addr is outside every known mapping (e.g. dlopen). */
+static const struct mr_map_entry *find_mapping(mr_symbolizer *s, int pid, uint64_t addr,
+					       struct mr_sym_process **pp, int *err)
+{
+	struct mr_sym_process *p = find_process(s, pid);
+	const struct mr_map_entry *m = p ? mr_proc_maps_find(&p->maps, addr) : NULL;
+
+	*err = 0;
+	if (!m) {
+		*err = mr_symbolizer_track(s, pid);
+		if (*err < 0 && !p)
+			return NULL;
+		p = find_process(s, pid);
+		m = mr_proc_maps_find(&p->maps, addr);
+		*err = m ? 0 : -ENOENT;
+	}
+	*pp = p;
+	return m;
+}
+
+int mr_symbolizer_resolve(mr_symbolizer *s, int pid, uint64_t addr, struct mr_symbol *out)
+{
+	struct mr_sym_process *p = NULL;
+	const struct mr_map_entry *m;
+	int rc;
+
+	if (!s || !out)
+		return -EINVAL;
+	clear_symbol(out);
+	m = find_mapping(s, pid, addr, &p, &rc);
+	if (!m) {
+		s->unresolved++;
+		return rc;
+	}
+	return fill_from_mapping(s, p, m, addr, out);
+}
+
+/* Loads kallsyms on first use. A failure is returned once; later calls get 0
+ * and leave names NULL. */
+static int load_kernel(mr_symbolizer *s)
+{
+	int rc;
+
+	if (!s->kernel)
+		return -EOPNOTSUPP;
+	if (s->ksyms_state != KSYMS_UNLOADED)
+		return 0;
+	rc = mr_kallsyms_load(KALLSYMS_PATH, &s->ksyms);
+	s->ksyms_state = rc < 0 ? KSYMS_FAILED : KSYMS_LOADED;
+	return rc;
+}
+
+int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out)
+{
+	int rc;
+
+	if (!s || !out)
+		return -EINVAL;
+	clear_symbol(out);
+	out->module = KERNEL_MODULE;
+	out->offset = addr;
+	out->kind = MR_FRAME_KERNEL;
+	rc = load_kernel(s);
+	if (rc == 0 && s->ksyms_state == KSYMS_LOADED)
+		out->name = mr_kallsyms_find(&s->ksyms, addr);
+	if (!out->name)
+		s->unresolved++;
+	return rc;
+}
+
+int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
+			       struct mr_symbol *out)
+{
+	struct mr_sym_file *f;
+	int fd, rc;
+
+	if (!s || !path || !out)
+		return -EINVAL;
+	clear_symbol(out);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = fd < 0 ? -errno : mr_file_cache_get(s->cache, fd, "", path, &f);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		s->unresolved++;
+		return rc;
+	}
+	out->module = mr_sym_map_intern(s->strings, path);
+	out->offset = file_offset;
+	out->kind = MR_FRAME_USER;
+	rc = out->module ? fill_from_file(s, f, out) : -ENOMEM;
+	mr_file_cache_put(s->cache, f);
+	return rc;
+}
+
+void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out)
+{
+	struct mr_file_cache_stats cs;
+
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	mr_file_cache_stats(s->cache, &cs);
+	out->files_parsed = cs.parsed;
+	out->file_cache_hits = cs.hits;
+	out->processes = mr_sym_map_count(s->procs);
+	out->maps_reads = s->maps_reads;
+	out->unresolved = s->unresolved;
+}

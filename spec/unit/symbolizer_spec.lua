@@ -1,0 +1,392 @@
+-- symbolizer_spec.lua - the symbolizer through the FFI. Fixture programs are
+-- built with cc/g++ into a temporary directory, started as child processes
+-- that print the runtime addresses of their functions, then resolved.
+local rt = require("moonrover.rt")
+local ffi, lib = rt.ffi, rt.lib
+
+local ENOENT, ESRCH = 2, 3
+local SOURCES = debug.getinfo(1, "S").source:match("^@(.*/)") .. "../fixtures/symbolizer/"
+local CFLAGS = "-O0 -g -fno-omit-frame-pointer"
+
+local function sh(cmd)
+  local status = os.execute(cmd .. " >/dev/null 2>&1")
+  assert(status == 0 or status == true, "command failed: " .. cmd)
+end
+
+local function capture(cmd)
+  local f = assert(io.popen(cmd .. " 2>/dev/null", "r"))
+  local out = f:read("*a")
+  f:close()
+  return out
+end
+
+local function read_file(path)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+
+local function write_file(path, data)
+  local f = assert(io.open(path, "w"))
+  f:write(data)
+  f:close()
+end
+
+local function build_fixtures(dir)
+  local cc = "cc " .. CFLAGS .. " "
+  sh(cc .. "-pie -fPIE " .. SOURCES .. "target.c -o " .. dir .. "/pie")
+  sh(cc .. "-no-pie -fno-PIE " .. SOURCES .. "target.c -o " .. dir .. "/nopie")
+  sh(cc .. "-shared -fPIC " .. SOURCES .. "fixlib.c -o " .. dir .. "/libfixlib.so")
+  sh(cc .. SOURCES .. "uselib.c -o " .. dir .. "/uselib -L" .. dir .. " -lfixlib -Wl,-rpath," .. dir)
+  sh("g++ " .. CFLAGS .. " " .. SOURCES .. "klass.cpp -o " .. dir .. "/klass")
+  -- stripped, no build-id: symbols only through .gnu_debuglink (CRC checked)
+  sh(cc .. "-Wl,--build-id=none " .. SOURCES .. "target.c -o " .. dir .. "/stripped")
+  sh("cd " .. dir .. " && objcopy --only-keep-debug stripped stripped.debug && strip stripped"
+    .. " && objcopy --add-gnu-debuglink=stripped.debug stripped")
+  -- the same stripped binary beside a debug file of the same name whose CRC
+  -- differs and whose symbols would name the function wrongly
+  sh("mkdir " .. dir .. "/bad && cp " .. dir .. "/stripped " .. dir .. "/bad/stripped")
+  sh(cc .. "-Wl,--build-id=none -Dtarget_known_function=impostor_function " .. SOURCES
+    .. "target.c -o " .. dir .. "/impostor")
+  sh("objcopy --only-keep-debug " .. dir .. "/impostor " .. dir .. "/bad/stripped.debug")
+end
+
+-- Starts a fixture; returns {pid, vals} once it printed "ready=".
+local function spawn(cmd, live)
+  local f = assert(io.popen("echo $$; exec " .. cmd, "r"))
+  local proc = { pid = tonumber(f:read("*l")), f = f, vals = {} }
+  for line in f:lines() do
+    local k, v = line:match("^(%w+)=(%x+)$")
+    if k == "ready" then break end
+    if k then proc.vals[k] = tonumber(v, 16) end
+  end
+  live[#live + 1] = proc
+  return proc
+end
+
+local function stop(proc)
+  if proc.f then
+    os.execute("kill -9 " .. proc.pid .. " 2>/dev/null")
+    proc.f:close() -- waits for the child
+    proc.f = nil
+  end
+end
+
+local function mapping_of(pid, addr)
+  for line in io.lines("/proc/" .. pid .. "/maps") do
+    local s, e, off, path = line:match("^(%x+)-(%x+) %S+ (%x+) %S+ %d+%s*(.*)$")
+    if addr >= tonumber(s, 16) and addr < tonumber(e, 16) then
+      return { start = tonumber(s, 16), pgoff = tonumber(off, 16), path = path }
+    end
+  end
+end
+
+local function build_id_of(path)
+  return capture("readelf -n " .. path):match("Build ID: (%x+)")
+end
+
+local function new_symbolizer(kernel)
+  return ffi.gc(lib.mr_symbolizer_new(kernel or 0), lib.mr_symbolizer_free)
+end
+
+local function str(p)
+  if p == nil then return nil end
+  return ffi.string(p)
+end
+
+local function copy(out)
+  return { name = str(out.name), module = str(out.module), build_id = str(out.build_id),
+           offset = out.offset, kind = tonumber(out.kind) }
+end
+
+local function resolve(s, pid, addr)
+  local out = ffi.new("struct mr_symbol")
+  local rc = lib.mr_symbolizer_resolve(s, pid, addr, out)
+  return rc, copy(out)
+end
+
+local function resolve_file(s, path, offset)
+  local out = ffi.new("struct mr_symbol")
+  local rc = lib.mr_symbolizer_resolve_file(s, path, offset, out)
+  return rc, copy(out)
+end
+
+local function stats(s)
+  local st = ffi.new("struct mr_symbolizer_stats")
+  lib.mr_symbolizer_stats(s, st)
+  return { files_parsed = tonumber(st.files_parsed), hits = tonumber(st.file_cache_hits),
+           processes = tonumber(st.processes), maps_reads = tonumber(st.maps_reads),
+           unresolved = tonumber(st.unresolved) }
+end
+
+local function hex64(h)
+  local v = ffi.new("uint64_t", 0)
+  for c in h:gmatch("%x") do v = v * 16 + tonumber(c, 16) end
+  return v
+end
+
+describe("symbolizer", function()
+  local dir
+  local live = {}
+
+  setup(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    sh("mkdir -m 700 " .. dir)
+    build_fixtures(dir)
+  end)
+
+  teardown(function()
+    sh("rm -rf " .. dir)
+  end)
+
+  after_each(function()
+    for _, proc in ipairs(live) do stop(proc) end
+    live = {}
+  end)
+
+  local function expect_user(rc, sym, name, module)
+    assert.equals(0, rc)
+    assert.equals(name, sym.name)
+    assert.equals(module, sym.module)
+    assert.equals(lib.MR_FRAME_USER, sym.kind)
+  end
+
+  local function expect_resolves(s, pid, addr, name, module)
+    local rc, sym = resolve(s, pid, addr)
+    expect_user(rc, sym, name, module)
+  end
+
+  it("resolves a function of a PIE executable with module, offset and build-id", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    assert.equals(0, lib.mr_symbolizer_track(s, p.pid))
+    local addr = p.vals.known
+    local rc, sym = resolve(s, p.pid, addr + 3)
+    expect_user(rc, sym, "target_known_function", dir .. "/pie")
+    local m = mapping_of(p.pid, addr)
+    assert.equals(addr + 3 - m.start + m.pgoff, tonumber(sym.offset))
+    assert.equals(build_id_of(dir .. "/pie"), sym.build_id)
+  end)
+
+  it("resolves a function of a non-PIE executable", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/nopie", live)
+    assert.equals(0, lib.mr_symbolizer_track(s, p.pid))
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/nopie")
+  end)
+
+  it("takes a snapshot on demand when the pid was not tracked", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
+    assert.equals(1, stats(s).processes)
+  end)
+
+  it("resolves a shared library function with the library as module", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/uselib", live)
+    local rc, sym = resolve(s, p.pid, p.vals.lib)
+    expect_user(rc, sym, "fixture_lib_function", dir .. "/libfixlib.so")
+    local m = mapping_of(p.pid, p.vals.lib)
+    assert.equals(p.vals.lib - m.start + m.pgoff, tonumber(sym.offset))
+  end)
+
+  it("demangles C++ and Rust legacy names", function()
+    local s = new_symbolizer()
+    local cpp = spawn(dir .. "/klass", live)
+    expect_resolves(s, cpp.pid, cpp.vals.method, "ns::Klass::method(int)", dir .. "/klass")
+    local p = spawn(dir .. "/pie", live)
+    expect_resolves(s, p.pid, p.vals.rust, "core::fmt::write", dir .. "/pie")
+  end)
+
+  it("loads a stripped binary's symbols through .gnu_debuglink, checking the CRC", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/stripped", live)
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/stripped")
+    local m = mapping_of(p.pid, p.vals.known)
+    local offset = p.vals.known - m.start + m.pgoff
+    local rc, sym = resolve_file(s, dir .. "/bad/stripped", offset)
+    assert.equals(0, rc)
+    assert.is_nil(sym.name)
+    assert.equals(dir .. "/bad/stripped", sym.module)
+    assert.equals("", sym.build_id)
+  end)
+
+  it("resolves libc through its build-id debug file (libc6-dbg)", function()
+    local base, libc
+    for line in io.lines("/proc/self/maps") do
+      local s, off, path = line:match("^(%x+)-%x+ %S+ (%x+) %S+ %d+%s+(/.*/libc%.so%.6)$")
+      if s and tonumber(off, 16) == 0 then base, libc = tonumber(s, 16), path end
+    end
+    assert.is_not_nil(libc)
+    local bid = build_id_of(libc)
+    local debug = "/usr/lib/debug/.build-id/" .. bid:sub(1, 2) .. "/" .. bid:sub(3) .. ".debug"
+    if not read_file(debug) then
+      pending("no libc debug file at " .. debug .. " (libc6-dbg not installed)")
+      return
+    end
+    local vaddr = capture("nm " .. debug):match("(%x+) t __libc_start_call_main\n")
+    local pid = tonumber(read_file("/proc/self/stat"):match("^(%d+)"))
+    local s = new_symbolizer()
+    local rc, sym = resolve(s, pid, base + tonumber(vaddr, 16) + 1)
+    expect_user(rc, sym, "__libc_start_call_main", libc)
+    assert.equals(bid, sym.build_id)
+  end)
+
+  it("keeps resolving a tracked process after it exited, until forget", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    assert.equals(0, lib.mr_symbolizer_track(s, p.pid))
+    stop(p)
+    assert.is_nil(io.open("/proc/" .. p.pid .. "/maps", "r"))
+    local rc, sym = resolve(s, p.pid, p.vals.known)
+    expect_user(rc, sym, "target_known_function", dir .. "/pie")
+    lib.mr_symbolizer_forget(s, p.pid)
+    assert.equals(-ESRCH, (resolve(s, p.pid, p.vals.known)))
+  end)
+
+  it("keeps returned names valid after forget", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    local out = ffi.new("struct mr_symbol")
+    assert.equals(0, lib.mr_symbolizer_resolve(s, p.pid, p.vals.known, out))
+    lib.mr_symbolizer_forget(s, p.pid)
+    stop(p)
+    assert.equals("target_known_function", ffi.string(out.name))
+    assert.equals(dir .. "/pie", ffi.string(out.module))
+  end)
+
+  it("resolves a deleted binary through map_files", function()
+    sh("cp " .. dir .. "/pie " .. dir .. "/victim")
+    local p = spawn(dir .. "/victim", live)
+    os.remove(dir .. "/victim")
+    local s = new_symbolizer()
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/victim")
+  end)
+
+  it("parses a binary once for many processes (build-id and inode identity)", function()
+    local s = new_symbolizer()
+    local procs = { spawn(dir .. "/pie", live), spawn(dir .. "/pie", live), spawn(dir .. "/pie", live) }
+    assert.equals(0, lib.mr_symbolizer_track(s, procs[1].pid))
+    local first = stats(s)
+    assert.equals(0, lib.mr_symbolizer_track(s, procs[2].pid))
+    assert.equals(0, lib.mr_symbolizer_track(s, procs[3].pid))
+    local after = stats(s)
+    assert.equals(first.files_parsed, after.files_parsed)
+    assert.is_true(after.hits >= first.hits + 2)
+    assert.equals(3, after.processes)
+    assert.equals(3, after.maps_reads)
+    for _, p in ipairs(procs) do
+      expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
+    end
+    -- no build-id: identity by device and inode
+    local a, b = spawn(dir .. "/stripped", live), spawn(dir .. "/stripped", live)
+    assert.equals(0, lib.mr_symbolizer_track(s, a.pid))
+    local parsed = stats(s).files_parsed
+    assert.equals(parsed - 1, after.files_parsed)
+    assert.equals(0, lib.mr_symbolizer_track(s, b.pid))
+    assert.equals(parsed, stats(s).files_parsed)
+  end)
+
+  it("names JIT code from /tmp/perf-PID.map and reports other anonymous memory", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    local map = "/tmp/perf-" .. p.pid .. ".map"
+    write_file(map, string.format("%x 40 jitted_function\n", p.vals.jit))
+    local ok, err = pcall(function()
+      local rc, sym = resolve(s, p.pid, p.vals.jit + 0x10)
+      assert.equals(0, rc)
+      assert.equals("jitted_function", sym.name)
+      assert.equals(lib.MR_FRAME_JIT, sym.kind)
+      assert.equals(map, sym.module)
+      rc, sym = resolve(s, p.pid, p.vals.jit + 0x800)
+      assert.equals(0, rc)
+      assert.is_nil(sym.name)
+      assert.equals("[anon]", sym.module)
+      assert.equals(0x800, tonumber(sym.offset))
+    end)
+    os.remove(map)
+    assert(ok, err)
+  end)
+
+  it("resolves kernel addresses from /proc/kallsyms", function()
+    local addr, name
+    for line in io.lines("/proc/kallsyms") do
+      local a, n = line:match("^(%x+) T (vfs_read)$")
+      if a then addr, name = a, n break end
+    end
+    if not addr then
+      pending("/proc/kallsyms has no vfs_read text symbol")
+      return
+    end
+    if hex64(addr) == 0 then
+      pending("/proc/kallsyms shows zero addresses (not root or kptr_restrict)")
+      return
+    end
+    local s = new_symbolizer(1)
+    local out = ffi.new("struct mr_symbol")
+    local kaddr = hex64(addr) + 4
+    assert.equals(0, lib.mr_symbolizer_resolve_kernel(s, kaddr, out))
+    assert.equals(name, ffi.string(out.name))
+    assert.equals("[kernel.kallsyms]", ffi.string(out.module))
+    assert.is_true(out.offset == kaddr)
+    assert.equals(lib.MR_FRAME_KERNEL, tonumber(out.kind))
+    local nok = new_symbolizer(0)
+    assert.is_true(lib.mr_symbolizer_resolve_kernel(nok, kaddr, out) < 0)
+  end)
+
+  it("leaves an address outside any function unresolved but names the module", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    local m = mapping_of(p.pid, p.vals.known)
+    local header = m.start - m.pgoff -- the ELF header, mapped at offset 0
+    local rc, sym = resolve(s, p.pid, header)
+    assert.equals(0, rc)
+    assert.is_nil(sym.name)
+    assert.equals(dir .. "/pie", sym.module)
+    assert.equals(0, tonumber(sym.offset))
+    local before = stats(s)
+    rc, sym = resolve(s, p.pid, 0x10)
+    assert.equals(-ENOENT, rc)
+    assert.is_nil(sym.module)
+    assert.equals(lib.MR_FRAME_UNKNOWN, sym.kind)
+    local after = stats(s)
+    assert.equals(before.unresolved + 1, after.unresolved)
+    -- the live process's mappings were read again once, in case they grew
+    assert.equals(before.maps_reads + 1, after.maps_reads)
+    lib.mr_symbolizer_forget(s, p.pid)
+    assert.equals(0, stats(s).processes)
+  end)
+
+  it("resolves file offsets of an ELF file directly", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    local m = mapping_of(p.pid, p.vals.known)
+    local rc, sym = resolve_file(s, dir .. "/pie", p.vals.known - m.start + m.pgoff)
+    expect_user(rc, sym, "target_known_function", dir .. "/pie")
+    assert.equals(build_id_of(dir .. "/pie"), sym.build_id)
+  end)
+
+  it("gives errors, not crashes, for malformed files and missing processes", function()
+    local s = new_symbolizer()
+    write_file(dir .. "/garbage", string.rep("not an ELF file\n", 100))
+    write_file(dir .. "/empty", "")
+    write_file(dir .. "/truncated", read_file(dir .. "/pie"):sub(1, 200))
+    assert.is_true((resolve_file(s, dir .. "/garbage", 0)) < 0)
+    assert.is_true((resolve_file(s, dir .. "/empty", 0)) < 0)
+    assert.is_true((resolve_file(s, dir .. "/missing", 0)) < 0)
+    assert.is_true((resolve_file(s, dir, 0)) < 0)
+    local rc, sym = resolve_file(s, dir .. "/truncated", 0x1139)
+    assert.is_true(rc <= 0)
+    assert.is_nil(sym.name)
+    local dead = spawn(dir .. "/pie", live)
+    stop(dead)
+    assert.equals(-ESRCH, lib.mr_symbolizer_track(s, dead.pid))
+    assert.equals(-ESRCH, (resolve(s, dead.pid, 0x1000)))
+    assert.is_true(lib.mr_symbolizer_track(s, -1) < 0)
+    assert.equals(0, stats(s).processes)
+  end)
+end)
