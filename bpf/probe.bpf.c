@@ -5,6 +5,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+const volatile __u32 self_tgid;
 __u64 hits;
 
 struct {
@@ -41,10 +42,15 @@ int BPF_KPROBE(probe_uprobe)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_getppid")
+/* A raw tracepoint needs no tracefs, so this checks the ring buffer alone. */
+SEC("raw_tp/sys_enter")
 int probe_ringbuf(void *ctx)
 {
-	__u64 *slot = bpf_ringbuf_reserve(&probe_ring, sizeof(*slot), 0);
+	__u64 *slot;
+
+	if (bpf_get_current_pid_tgid() >> 32 != self_tgid)
+		return 0;
+	slot = bpf_ringbuf_reserve(&probe_ring, sizeof(*slot), 0);
 
 	if (!slot)
 		return 0;

@@ -112,7 +112,7 @@ void mr_symbolizer_forget(mr_symbolizer *s, int pid);
 /* Resolves one address; out's strings live as long as the symbolizer. */
 int mr_symbolizer_resolve(mr_symbolizer *s, int pid, uint64_t addr, struct mr_symbol *out);
 int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out);
-/* Resolves a virtual address of an ELF file directly (for tests and tools). */
+/* Resolves a file offset of an ELF file directly (for tests and tools). */
 int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
 			       struct mr_symbol *out);
 void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out);

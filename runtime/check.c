@@ -16,6 +16,7 @@
 #include "api.h"
 #include "bpf_log.h"
 #include "probe.skel.h"
+#include "tracefs.h"
 
 #define CAP_SYS_ADMIN_BIT 21
 #define CAP_PERFMON_BIT 38
@@ -101,6 +102,7 @@ static struct probe_bpf *load_one(const char *prog_name, struct bpf_program **pr
 		snprintf(detail, len, "cannot open the probe object: %s", strerror(errno));
 		return NULL;
 	}
+	skel->rodata->self_tgid = (__u32)getpid();
 	*prog = NULL;
 	bpf_object__for_each_program(p, skel->obj)
 	{
@@ -155,7 +157,14 @@ static void yield_cpu(void)
 
 static int check_tracepoint(char *detail, size_t len)
 {
-	return attach_and_trigger("probe_tracepoint", call_getppid, detail, len);
+	int mounted, ok;
+
+	if (mr_tracefs_ensure(&mounted, detail, len) != 0)
+		return 0;
+	ok = attach_and_trigger("probe_tracepoint", call_getppid, detail, len);
+	if (ok && mounted)
+		snprintf(detail, len, "fired (tracefs was not mounted: moonrover mounted it at /sys/kernel/tracing)");
+	return ok;
 }
 
 static int check_tp_btf(char *detail, size_t len)
@@ -195,6 +204,16 @@ static int check_ringbuf(char *detail, size_t len)
 	return events > 0;
 }
 
+/* Burns CPU for up to a second until the sampler has fired once. */
+static int spin_until_hit(const volatile __u64 *hits)
+{
+	uint64_t end = mr_monotonic_ns() + 1000000000ull;
+
+	while (*hits == 0 && mr_monotonic_ns() < end)
+		;
+	return *hits > 0;
+}
+
 static int check_perf_event(char *detail, size_t len)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
@@ -215,9 +234,7 @@ static int check_perf_event(char *detail, size_t len)
 	link = bpf_program__attach_perf_event(prog, fd);
 	if (!link)
 		close(fd);
-	for (volatile uint64_t i = 0; link && skel->bss->hits == 0 && i < 2000000000ull; i++)
-		;
-	ok = link && skel->bss->hits > 0;
+	ok = link && spin_until_hit(&skel->bss->hits);
 	snprintf(detail, len, ok ? "cpu-clock samples reach a BPF program" : "no sample reached the program: %s",
 		 strerror(errno));
 	bpf_link__destroy(link);

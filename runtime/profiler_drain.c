@@ -58,10 +58,19 @@ static uint32_t add_frame(struct drain *d, const struct mr_symbol *s)
 	return mr_profile_frame_add(d->prof, &f);
 }
 
+/* A tracepoint program's kernel stack starts inside the BPF machinery that
+ * ran it; those frames say nothing about the profiled thread. */
+static int is_bpf_frame(const struct mr_symbol *s)
+{
+	return s->name && (strncmp(s->name, "bpf_prog_", 9) == 0 || strncmp(s->name, "bpf_trace_run", 13) == 0 ||
+			   strncmp(s->name, "__bpf_trace_", 12) == 0);
+}
+
 static void add_stack(struct drain *d, __u64 hash, int pid, int kernel)
 {
 	struct mr_stack_trace st;
 	struct mr_symbol sym;
+	int leading = kernel;
 
 	if (!hash || bpf_map_lookup_elem(d->stacks_fd, &hash, &st) != 0)
 		return;
@@ -73,6 +82,9 @@ static void add_stack(struct drain *d, __u64 hash, int pid, int kernel)
 			memset(&sym, 0, sizeof(sym));
 			sym.kind = MR_FRAME_UNKNOWN;
 		}
+		if (leading && is_bpf_frame(&sym))
+			continue;
+		leading = 0;
 		d->frames[d->depth++] = add_frame(d, &sym);
 	}
 }

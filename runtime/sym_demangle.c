@@ -3,6 +3,7 @@
 #include "sym_demangle.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <demangle.h>
 #include <string.h>
 
@@ -25,14 +26,24 @@ static void strip_rust_hash(char *s)
 	*h = '\0';
 }
 
+/* "memcpy@@GLIBC_2.14" -> "memcpy": the version is not part of the name. */
+static char *strip_version(const char *name)
+{
+	const char *at = strchr(name + 1, '@');
+
+	return at ? strndup(name, (size_t)(at - name)) : strdup(name);
+}
+
 char *mr_demangle(const char *name)
 {
-	char *out;
+	char *plain = strip_version(name), *out;
 
-	if (name[0] != '_')
-		return NULL;
-	out = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
-	if (out)
-		strip_rust_hash(out);
+	if (!plain || plain[0] != '_')
+		return plain;
+	out = cplus_demangle(plain, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (!out)
+		return plain;
+	free(plain);
+	strip_rust_hash(out);
 	return out;
 }

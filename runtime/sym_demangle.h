@@ -2,9 +2,9 @@
 #ifndef MR_SYM_DEMANGLE_H
 #define MR_SYM_DEMANGLE_H
 
-/* Returns the demangled form of name (malloc'd; the caller frees it), or
- * NULL when name is not mangled or memory ran out. Rust legacy "::h<16 hex>"
- * hashes are removed. */
+/* Returns the readable form of a symbol name (malloc'd; the caller frees it),
+ * or NULL when memory ran out: the symbol version ("@@GLIBC_2.17") dropped,
+ * C++ and Rust demangled, Rust legacy "::h<16 hex>" hashes removed. */
 char *mr_demangle(const char *name);
 
 #endif

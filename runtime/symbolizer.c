@@ -136,7 +136,7 @@ static const char *intern_symbol(mr_symbolizer *s, const char *raw)
 		return name;
 	demangled = mr_demangle(raw);
 	if (!demangled)
-		return mr_sym_map_intern(s->strings, raw);
+		return NULL;
 	name = mr_sym_map_intern(s->strings, demangled);
 	free(demangled);
 	if (name && mr_sym_map_put(s->names, raw, (void *)name) < 0)

@@ -1,25 +1,15 @@
 /* cpu_ratio.c - a test workload that burns CPU in two functions in a known
- * 3:1 ratio (burn_alpha does three times the work of burn_beta), until the
- * number of seconds given as argv[1] has passed (default 30). */
+ * 3:1 ratio of time (burn_alpha spins 3 ms, burn_beta 1 ms, in turn), until
+ * the number of seconds given as argv[1] has passed (default 30). The split
+ * is by clock, not by iterations, so code alignment cannot skew it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
 static volatile uint64_t sink;
 
-__attribute__((noinline)) void burn_alpha(unsigned long n)
-{
-	for (unsigned long i = 0; i < n; i++)
-		sink += i;
-}
-
-__attribute__((noinline)) void burn_beta(unsigned long n)
-{
-	for (unsigned long i = 0; i < n; i++)
-		sink += i;
-}
-
-static double now(void)
+/* Rarely called relative to the spinning, so few samples land here. */
+__attribute__((noinline)) static double now(void)
 {
 	struct timespec ts;
 
@@ -27,11 +17,29 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+__attribute__((noinline)) void burn_alpha(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end)
+		for (int i = 0; i < 20000; i++)
+			sink += (uint64_t)i;
+}
+
+__attribute__((noinline)) void burn_beta(double seconds)
+{
+	double end = now() + seconds;
+
+	while (now() < end)
+		for (int i = 0; i < 20000; i++)
+			sink += (uint64_t)i;
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 30.0;
 	double end = now() + seconds;
-	const unsigned long unit = 200000;
+	const double unit = 0.001;
 
 	while (now() < end) {
 		burn_alpha(3 * unit);

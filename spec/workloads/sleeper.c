@@ -6,22 +6,18 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-__attribute__((noinline)) static long raw_nanosleep(const struct timespec *ts)
+/* Makes the system call itself: the function keeps a frame (it has locals)
+ * and is the leaf of the user stack while the thread is blocked. */
+__attribute__((noinline)) long nap_in_known_function(void)
 {
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000 * 1000 };
 	long ret;
 
 	__asm__ volatile("syscall"
 			 : "=a"(ret)
-			 : "0"((long)SYS_nanosleep), "D"(ts), "S"(0L)
+			 : "0"((long)SYS_nanosleep), "D"(&ts), "S"(0L)
 			 : "rcx", "r11", "memory");
 	return ret;
-}
-
-__attribute__((noinline)) void nap_in_known_function(void)
-{
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000 * 1000 };
-
-	raw_nanosleep(&ts);
 }
 
 int main(int argc, char **argv)

@@ -111,6 +111,10 @@ function _M.job_from(values)
   }
 end
 
+local function monotonic_ns()
+  return tonumber(rt.lib.mr_monotonic_ns())
+end
+
 local function ms_until(deadline, now)
   return math.max(0, math.floor((deadline - now) / 1e6))
 end
@@ -118,12 +122,12 @@ end
 -- Profiles until the duration ends or a signal arrives; drains on the way.
 local function collect(p, job)
   local lib = rt.lib
-  local now = lib.mr_monotonic_ns()
+  local now = monotonic_ns()
   local deadline = now + job.duration_ns
   local next_drain = now + DRAIN_INTERVAL_NS
   while now < deadline and lib.mr_signal_pending() == 0 do
     p:poll(math.min(POLL_MAX_MS, ms_until(deadline, now), ms_until(next_drain, now) + 1))
-    now = lib.mr_monotonic_ns()
+    now = monotonic_ns()
     if now >= next_drain then
       local ok, err = p:drain()
       if not ok then
@@ -210,12 +214,12 @@ function _M.profile(job)
     return nil, err
   end
   rt.lib.mr_signals_catch()
-  local started = rt.lib.mr_monotonic_ns()
+  local started = monotonic_ns()
   ok, err = p:start()
   if ok then
     ok, err = collect(p, job)
   end
-  local duration_ns = rt.lib.mr_monotonic_ns() - started
+  local duration_ns = monotonic_ns() - started
   local stats = p:stats()
   p:close()
   if not ok then
