@@ -34,7 +34,7 @@ mr_cpu=0; perf_cpu=0; mr_rss=0; first_ms=()
 for r in $(seq "$rounds"); do
   read -r c m < <(measure "$bin" profile -d "$seconds" -F 99 -o "$work/mr.folded")
   mr_cpu=$(calc "$mr_cpu + $c"); [ "$m" -gt "$mr_rss" ] && mr_rss=$m
-  first_ms+=("$(sed -n 's/.*first sample after \([0-9.]*\) ms.*/\1/p' "$work/stdout")")
+  first_ms+=("$(sed -n 's/.*first sample \([0-9.]*\) ms after start.*/\1/p' "$work/stdout")")
   read -r c1 _ < <(measure perf record -q -F 99 -a -g -o "$work/perf.data" -- sleep "$seconds")
   read -r c2 _ < <(measure perf script -i "$work/perf.data" -s "$collapse")
   perf_cpu=$(calc "$perf_cpu + $c1 + $c2")

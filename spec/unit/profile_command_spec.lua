@@ -49,11 +49,11 @@ describe("profile.summary_stats", function()
     local s = profile.summary_stats({ samples = 100, idle_samples = 5, lost_user_stack = 0,
       lost_stack_full = 3, lost_counts_full = 0, lost_offcpu_start = 0, lost_notify = 1,
       processes = 4, stacks = 20, first_sample_ns = 1500000, start_ns = 1000000 },
-      { output = "p.svg" }, 2e9)
+      { output = "p.svg", launch_ns = 500000 }, 2e9)
     assert.same(100, s.samples)
     assert.same(4, s.processes)
     assert.same(2, s.duration)
-    assert.same(0.5, s.first_sample_ms)
+    assert.same(1, s.first_sample_ms)
     local by_reason = {}
     for _, l in ipairs(s.lost) do
       by_reason[l.reason] = l.n

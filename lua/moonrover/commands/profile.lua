@@ -170,7 +170,8 @@ function _M.summary_stats(s, job, duration_ns)
   for _, r in ipairs(LOST_REASONS) do
     lost[#lost + 1] = { reason = r[2], n = s[r[1]] or 0 }
   end
-  local first = (s.first_sample_ns or 0) > 0 and s.start_ns > 0 and (s.first_sample_ns - s.start_ns) / 1e6
+  local since = job.launch_ns or s.start_ns or 0
+  local first = (s.first_sample_ns or 0) > 0 and since > 0 and (s.first_sample_ns - since) / 1e6
   return {
     samples = s.samples,
     idle_samples = s.idle_samples,
@@ -235,15 +236,17 @@ function _M.profile(job)
   local out = job.output == "-" and io.stderr or io.stdout
   out:write(summary.format(summary.compute(stacks, meta, 10), run, meta))
   if run.first_sample_ms then
-    out:write(string.format("first sample after %.1f ms\n", run.first_sample_ms))
+    out:write(string.format("first sample %.1f ms after start\n", run.first_sample_ms))
   end
   return true
 end
 
 function _M.run(values)
+  local launch_ns = monotonic_ns()
   local job, err = _M.job_from(values)
   local ok = job ~= nil
   if ok then
+    job.launch_ns = launch_ns
     ok, err = _M.profile(job)
   end
   if not ok then
