@@ -64,6 +64,8 @@ static int configure(struct mr_profiler *p, const struct mr_profiler_opts *o)
 	err = bpf_map__set_max_entries(s->maps.stacks, max);
 	err = err ?: bpf_map__set_max_entries(s->maps.counts0, max);
 	err = err ?: bpf_map__set_max_entries(s->maps.counts1, max);
+	/* The blocked-thread map is preallocated: keep it tiny when unused. */
+	err = err ?: (o->off_cpu ? 0 : bpf_map__set_max_entries(s->maps.blocked, 1));
 	err = err ?: bpf_program__set_autoload(s->progs.on_cpu_sample, !o->off_cpu);
 	err = err ?: bpf_program__set_autoload(s->progs.off_cpu_switch, o->off_cpu != 0);
 	return err;
