@@ -1,6 +1,9 @@
 /* kallsyms.c - parses "address type name [module]" lines of /proc/kallsyms,
  * keeping text symbols, and finds the symbol of a kernel address. */
 #include "kallsyms.h"
+#include "growarray.h"
+#include "line_reader.h"
+#include "sorted_find.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,12 +40,19 @@ static int parse_hex(const char **p, unsigned long long *out)
 	return digits > 0 && digits <= 16;
 }
 
-static int add_line(struct mr_kallsyms *k, size_t *cap, const char *line)
+struct loader {
+	struct mr_kallsyms *k;
+	size_t cap;
+};
+
+static int add_line(void *ctx, const char *line)
 {
+	struct loader *l = ctx;
+	struct mr_kallsyms *k = l->k;
 	unsigned long long addr;
 	const char *p = line, *name;
 	size_t len;
-	void *v = k->v;
+	void *v;
 	int rc;
 
 	if (!parse_hex(&p, &addr) || p[0] != ' ' || !is_text(p[1]) || p[2] != ' ')
@@ -51,10 +61,11 @@ static int add_line(struct mr_kallsyms *k, size_t *cap, const char *line)
 	len = strcspn(name, " \t\n");
 	if (len == 0)
 		return 0;
-	rc = mr_sym_grow(&v, cap, k->n + 1, sizeof(*k->v));
+	v = grow_array(k->v, &l->cap, k->n + 1, sizeof(*k->v));
+	if (!v)
+		return -ENOMEM;
 	k->v = v;
-	if (rc == 0)
-		rc = mr_str_blob_add(&k->names, name, len, &k->v[k->n].name);
+	rc = mr_str_blob_add(&k->names, name, len, &k->v[k->n].name);
 	if (rc < 0)
 		return rc;
 	k->v[k->n++].addr = addr;
@@ -92,20 +103,15 @@ static int all_zero(const struct mr_kallsyms *k)
 int mr_kallsyms_load(const char *path, struct mr_kallsyms *out)
 {
 	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t linecap = 0, cap = 0;
-	int rc = 0;
+	struct loader l = { .k = out };
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
 		return -errno;
 	/* Fewer, larger reads: each read re-positions the kernel's iterator. */
 	setvbuf(f, NULL, _IOFBF, READ_BUFFER);
-	while (rc == 0 && getline(&line, &linecap, f) >= 0)
-		rc = add_line(out, &cap, line);
-	if (rc == 0 && ferror(f))
-		rc = -EIO;
-	free(line);
+	rc = mr_read_lines(f, add_line, &l);
 	fclose(f);
 	if (rc == 0 && all_zero(out))
 		rc = out->n ? -EPERM : -ENOENT;
@@ -120,22 +126,9 @@ int mr_kallsyms_load(const char *path, struct mr_kallsyms *out)
 
 const char *mr_kallsyms_find(const struct mr_kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
+	size_t i = mr_floor_index(k->v, k->n, sizeof(*k->v), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	lo--;
-	while (lo > 0 && k->v[lo - 1].addr == k->v[lo].addr)
-		lo--;
-	return k->names.data + k->v[lo].name;
+	return i < k->n ? k->names.data + k->v[i].name : NULL;
 }
 
 void mr_kallsyms_free(struct mr_kallsyms *k)

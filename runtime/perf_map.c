@@ -1,17 +1,27 @@
 /* perf_map.c - parses perf JIT map files and looks addresses up in them. */
 #include "perf_map.h"
+#include "growarray.h"
+#include "line_reader.h"
+#include "sorted_find.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int add_line(struct mr_perf_map *m, size_t *cap, const char *line)
+struct loader {
+	struct mr_perf_map *m;
+	size_t cap;
+};
+
+static int add_line(void *ctx, const char *line)
 {
+	struct loader *l = ctx;
+	struct mr_perf_map *m = l->m;
 	unsigned long long start, size;
 	int name_pos = -1;
 	size_t len;
-	void *v = m->v;
+	void *v;
 	int rc;
 
 	if (sscanf(line, "%llx %llx %n", &start, &size, &name_pos) < 2 || name_pos < 0 || size == 0)
@@ -19,10 +29,11 @@ static int add_line(struct mr_perf_map *m, size_t *cap, const char *line)
 	len = strcspn(line + name_pos, "\n");
 	if (len == 0)
 		return 0;
-	rc = mr_sym_grow(&v, cap, m->n + 1, sizeof(*m->v));
+	v = grow_array(m->v, &l->cap, m->n + 1, sizeof(*m->v));
+	if (!v)
+		return -ENOMEM;
 	m->v = v;
-	if (rc == 0)
-		rc = mr_str_blob_add(&m->names, line + name_pos, len, &m->v[m->n].name);
+	rc = mr_str_blob_add(&m->names, line + name_pos, len, &m->v[m->n].name);
 	if (rc < 0)
 		return rc;
 	m->v[m->n].start = start;
@@ -44,18 +55,13 @@ static int cmp_perf_sym(const void *a, const void *b)
 int mr_perf_map_load(const char *path, struct mr_perf_map *out)
 {
 	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t linecap = 0, cap = 0;
-	int rc = 0;
+	struct loader l = { .m = out };
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
 		return -errno;
-	while (rc == 0 && getline(&line, &linecap, f) >= 0)
-		rc = add_line(out, &cap, line);
-	if (rc == 0 && ferror(f))
-		rc = -EIO;
-	free(line);
+	rc = mr_read_lines(f, add_line, &l);
 	fclose(f);
 	if (rc < 0) {
 		mr_perf_map_free(out);
@@ -67,24 +73,10 @@ int mr_perf_map_load(const char *path, struct mr_perf_map *out)
 
 const char *mr_perf_map_find(const struct mr_perf_map *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
-	const struct mr_perf_sym *s;
+	size_t i = mr_floor_index(m->v, m->n, sizeof(*m->v), addr);
+	const struct mr_perf_sym *s = &m->v[i];
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	lo--;
-	while (lo > 0 && m->v[lo - 1].start == m->v[lo].start)
-		lo--;
-	s = &m->v[lo];
-	return addr - s->start < s->size ? m->names.data + s->name : NULL;
+	return i < m->n && addr - s->start < s->size ? m->names.data + s->name : NULL;
 }
 
 void mr_perf_map_free(struct mr_perf_map *m)

@@ -1,7 +1,8 @@
 /* proc_maps.c - parses /proc/PID/maps lines ("start-end perms pgoff maj:min
  * inode path") into a sorted array and finds the mapping of an address. */
 #include "proc_maps.h"
-#include "sym_buf.h"
+#include "growarray.h"
+#include "line_reader.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,30 +54,34 @@ static int cmp_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+struct loader {
+	struct mr_proc_maps *maps;
+	size_t cap;
+};
+
+static int add_line(void *ctx, const char *line)
+{
+	struct loader *l = ctx;
+	struct mr_map_entry e;
+	void *v;
+
+	if (mr_proc_maps_parse_line(line, &e) < 0)
+		return 0;
+	v = grow_array(l->maps->v, &l->cap, l->maps->n + 1, sizeof(e));
+	if (!v) {
+		free(e.path);
+		return -ENOMEM;
+	}
+	l->maps->v = v;
+	l->maps->v[l->maps->n++] = e;
+	return 0;
+}
+
 static int read_lines(FILE *f, struct mr_proc_maps *out)
 {
-	struct mr_map_entry e;
-	char *line = NULL;
-	size_t linecap = 0, cap = 0;
-	int rc = 0;
+	struct loader l = { .maps = out };
 
-	while (getline(&line, &linecap, f) >= 0) {
-		void *v = out->v;
-
-		if (mr_proc_maps_parse_line(line, &e) < 0)
-			continue;
-		rc = mr_sym_grow(&v, &cap, out->n + 1, sizeof(e));
-		out->v = v;
-		if (rc < 0) {
-			free(e.path);
-			break;
-		}
-		out->v[out->n++] = e;
-	}
-	free(line);
-	if (rc == 0 && ferror(f))
-		rc = -EIO;
-	return rc;
+	return mr_read_lines(f, add_line, &l);
 }
 
 int mr_proc_maps_read(int pid, struct mr_proc_maps *out)

@@ -1,41 +1,20 @@
-/* sym_buf.c - growable arrays and string blobs for the symbolizer's tables. */
+/* sym_buf.c - string blobs for the symbolizer's tables. */
 #include "sym_buf.h"
+#include "growarray.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int mr_sym_grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	p = realloc(*array, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = ncap;
-	return 0;
-}
-
 int mr_str_blob_add(struct mr_str_blob *b, const char *s, size_t n, uint32_t *off)
 {
-	void *data = b->data;
-	int rc;
+	char *data;
 
 	if (b->len + n + 1 > UINT32_MAX)
 		return -E2BIG;
-	rc = mr_sym_grow(&data, &b->cap, b->len + n + 1, 1);
-	if (rc < 0)
-		return rc;
+	data = grow_array(b->data, &b->cap, b->len + n + 1, 1);
+	if (!data)
+		return -ENOMEM;
 	b->data = data;
 	memcpy(b->data + b->len, s, n);
 	b->data[b->len + n] = '\0';

@@ -1,5 +1,5 @@
-/* sym_buf.h - growable arrays and string blobs for the symbolizer's tables
- * (kallsyms, perf maps): strings are stored back to back and named by offset. */
+/* sym_buf.h - string blobs for the symbolizer's tables (kallsyms, perf maps):
+ * strings are stored back to back and named by offset. */
 #ifndef MR_SYM_BUF_H
 #define MR_SYM_BUF_H
 
@@ -12,9 +12,6 @@ struct mr_str_blob {
 	size_t cap;
 };
 
-/* Makes room for need elements of size elem in *array (capacity *cap).
- * Returns 0 or -ENOMEM; *array is unchanged on failure. */
-int mr_sym_grow(void **array, size_t *cap, size_t need, size_t elem);
 /* Appends s[0..n) and a NUL; *off receives its offset. 0, -ENOMEM or -E2BIG. */
 int mr_str_blob_add(struct mr_str_blob *b, const char *s, size_t n, uint32_t *off);
 void mr_str_blob_free(struct mr_str_blob *b);
