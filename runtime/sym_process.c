@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,10 +33,19 @@ static int open_via_root(int pid, const struct mr_map_entry *m)
 	return -ESTALE;
 }
 
-static int open_mapped(int pid, const struct mr_map_entry *m)
+static int is_vdso(const struct mr_map_entry *m)
+{
+	return strcmp(m->path, "[vdso]") == 0;
+}
+
+static int open_mapped(int pid, const struct mr_map_entry *m, int vdso_fd)
 {
 	char path[96];
-	int fd = m->deleted ? -ENOENT : open_via_root(pid, m);
+	int fd;
+
+	if (is_vdso(m))
+		return vdso_fd >= 0 ? fcntl(vdso_fd, F_DUPFD_CLOEXEC, 0) : -ENOENT;
+	fd = m->deleted ? -ENOENT : open_via_root(pid, m);
 
 	if (fd >= 0)
 		return fd;
@@ -46,11 +56,11 @@ static int open_mapped(int pid, const struct mr_map_entry *m)
 }
 
 static struct mr_sym_file *load_mapped(int pid, const struct mr_map_entry *m,
-				       struct mr_file_cache *c)
+				       struct mr_file_cache *c, int vdso_fd)
 {
 	char root[48];
 	struct mr_sym_file *f = NULL;
-	int fd = open_mapped(pid, m);
+	int fd = open_mapped(pid, m, vdso_fd);
 
 	if (fd < 0)
 		return NULL;
@@ -68,12 +78,13 @@ static void file_key(const struct mr_map_entry *m, char *buf, size_t len)
 
 static int is_file(const struct mr_map_entry *m)
 {
-	return m->path[0] == '/' && m->inode != 0;
+	return (m->path[0] == '/' && m->inode != 0) || is_vdso(m);
 }
 
 /* Executable mappings first (parsing their files), then the other mappings
  * of the same files share them. */
-static void attach_files(struct mr_sym_process *p, struct mr_file_cache *c, struct mr_sym_map *seen)
+static void attach_files(struct mr_sym_process *p, struct mr_file_cache *c, struct mr_sym_map *seen,
+			 int vdso_fd)
 {
 	char key[64];
 	struct mr_sym_file *f;
@@ -90,7 +101,7 @@ static void attach_files(struct mr_sym_process *p, struct mr_file_cache *c, stru
 			f = mr_sym_map_get(seen, key);
 			if (f)
 				mr_file_cache_ref(f);
-			else if (pass == 0 && (f = load_mapped(p->pid, m, c)) != NULL &&
+			else if (pass == 0 && (f = load_mapped(p->pid, m, c, vdso_fd)) != NULL &&
 				 mr_sym_map_put(seen, key, f) < 0) {
 				mr_file_cache_put(c, f);
 				f = NULL;
@@ -121,7 +132,7 @@ static void reload_perf_map(struct mr_sym_process *p)
 	p->perf_mtime_ns = mtime;
 }
 
-int mr_sym_process_snapshot(int pid, struct mr_file_cache *c, struct mr_sym_process **out)
+int mr_sym_process_snapshot(int pid, struct mr_file_cache *c, int vdso_fd, struct mr_sym_process **out)
 {
 	struct mr_sym_process *p = calloc(1, sizeof(*p));
 	struct mr_sym_map *seen = NULL;
@@ -138,7 +149,7 @@ int mr_sym_process_snapshot(int pid, struct mr_file_cache *c, struct mr_sym_proc
 		rc = p->files && seen ? 0 : -ENOMEM;
 	}
 	if (rc == 0)
-		attach_files(p, c, seen);
+		attach_files(p, c, seen, vdso_fd);
 	mr_sym_map_free(seen);
 	if (rc < 0) {
 		mr_sym_process_free(p);

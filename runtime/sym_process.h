@@ -20,8 +20,9 @@ struct mr_sym_process {
 };
 
 /* Reads the mappings of pid and takes a reference on the parsed file of
- * every executable file mapping. Returns 0 or a negative errno. */
-int mr_sym_process_snapshot(int pid, struct mr_file_cache *c, struct mr_sym_process **out);
+ * every executable file mapping; [vdso] is read from vdso_fd (see
+ * vdso_image.h; -1 when unavailable). Returns 0 or a negative errno. */
+int mr_sym_process_snapshot(int pid, struct mr_file_cache *c, int vdso_fd, struct mr_sym_process **out);
 /* Drops the file references and frees the process. */
 void mr_sym_process_release(struct mr_sym_process *p, struct mr_file_cache *c);
 /* Frees the process without touching the cache (when both go away). */

@@ -7,6 +7,7 @@
 #include "sym_demangle.h"
 #include "sym_map.h"
 #include "sym_process.h"
+#include "vdso_image.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,7 @@ struct mr_symbolizer {
 	struct mr_sym_map *procs;   /* "pid" -> struct mr_sym_process */
 	struct mr_sym_map *strings; /* interned result strings */
 	struct mr_sym_map *names;   /* mangled name -> interned demangled name */
+	int vdso_fd;                /* the vDSO image, -1 when unavailable */
 	uint64_t maps_reads;
 	uint64_t unresolved;
 };
@@ -48,6 +50,7 @@ mr_symbolizer *mr_symbolizer_new(int kernel)
 	if (!s)
 		return NULL;
 	s->kernel = kernel != 0;
+	s->vdso_fd = mr_vdso_memfd();
 	s->cache = mr_file_cache_new(CACHE_MAX_BYTES);
 	s->procs = mr_sym_map_new(free_process);
 	s->strings = mr_sym_map_new(NULL);
@@ -68,6 +71,8 @@ void mr_symbolizer_free(mr_symbolizer *s)
 	mr_sym_map_free(s->names);
 	mr_sym_map_free(s->strings);
 	mr_kallsyms_free(&s->ksyms);
+	if (s->vdso_fd >= 0)
+		close(s->vdso_fd);
 	free(s);
 }
 
@@ -93,7 +98,7 @@ int mr_symbolizer_track(mr_symbolizer *s, int pid)
 	if (!s)
 		return -EINVAL;
 	s->maps_reads++;
-	rc = mr_sym_process_snapshot(pid, s->cache, &p);
+	rc = mr_sym_process_snapshot(pid, s->cache, s->vdso_fd, &p);
 	if (rc < 0)
 		return rc;
 	pid_key(pid, key, sizeof(key));
@@ -198,11 +203,10 @@ static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p,
 static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p,
 			     const struct mr_map_entry *m, uint64_t addr, struct mr_symbol *out)
 {
-	const struct mr_sym_file *f;
+	const struct mr_sym_file *f = mr_sym_process_file(p, m);
 
-	if (m->path[0] != '/')
+	if (m->path[0] != '/' && !f)
 		return fill_anonymous(s, p, m, addr, out);
-	f = mr_sym_process_file(p, m);
 	if (!f && fill_jit(s, p, addr, out) == 0)
 		return 0; /* e.g. JIT code in a memfd mapping */
 	out->module = mr_sym_map_intern(s->strings, m->path);

@@ -324,6 +324,26 @@ describe("symbolizer", function()
     assert(ok, err)
   end)
 
+  it("names vDSO functions from the kernel's vDSO image", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    local lo, hi
+    for line in io.lines("/proc/" .. p.pid .. "/maps") do
+      local a, b = line:match("^(%x+)%-(%x+) r%-xp .*%[vdso%]$")
+      if a then lo, hi = tonumber(a, 16), tonumber(b, 16) end
+    end
+    assert.is_truthy(lo, "no executable [vdso] mapping")
+    local names = {}
+    for addr = lo, hi - 1, 8 do
+      local rc, sym = resolve(s, p.pid, addr)
+      if rc == 0 and sym.name then
+        assert.equals("[vdso]", sym.module)
+        names[sym.name] = true
+      end
+    end
+    assert.is_true(names.clock_gettime or names.__vdso_clock_gettime or false)
+  end)
+
   it("resolves kernel addresses from /proc/kallsyms", function()
     local addr, name
     for line in io.lines("/proc/kallsyms") do
