@@ -1,5 +1,5 @@
 /* cpu_ratio.c - a test workload that burns CPU in two functions in a known
- * 3:1 ratio of time (burn_alpha spins 3 ms, burn_beta 1 ms, in turn), until
+ * 3:1 ratio of time (burn_alpha spins 3 units, burn_beta 1, in turn), until
  * the number of seconds given as argv[1] has passed (default 30). The split
  * is by clock, not by iterations, so code alignment cannot skew it. */
 #include <stdint.h>
@@ -39,9 +39,17 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 30.0;
 	double end = now() + seconds;
-	const double unit = 0.001;
+	uint64_t state = 0x9e3779b97f4a7c15ull;
 
+	/* A random unit (0.5 to 1.5 ms) per round: a fixed cycle would beat
+	 * against the sampling period and skew what the samples see. */
 	while (now() < end) {
+		double unit;
+
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		unit = 0.0005 + (double)(state % 1000) / 1e6;
 		burn_alpha(3 * unit);
 		burn_beta(unit);
 	}
