@@ -9,11 +9,19 @@
 #define MR_API_H
 
 #ifndef MR_FFI_CDEF
+#include <linux/types.h>
 #include <stddef.h>
 #include <stdint.h>
 /* The library exports exactly what this header declares. */
 #pragma GCC visibility push(default)
+#else
+typedef uint32_t __u32;
+typedef int32_t __s32;
+typedef uint64_t __u64;
 #endif
+
+/* Event records shared with the BPF programs. */
+#include "events.h"
 
 /* ---------------------------------------------------------------- versions */
 
@@ -155,6 +163,97 @@ int mr_profiler_drain(mr_profiler *p, mr_profile *prof);
 void mr_profiler_stop(mr_profiler *p);
 void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out);
 void mr_profiler_close(mr_profiler *p);
+
+/* ----------------------------------------------------------- event streams */
+
+/* The data plane: BPF programs feeding ring buffers, a thread draining them
+ * into one bounded queue per stream, and an eventfd that becomes readable
+ * when a queue has events. It keeps draining while the consumer (Lua) is
+ * slow or stuck; what does not fit in a queue is dropped and counted. */
+typedef struct mr_data_plane mr_data_plane;
+
+enum mr_stream {
+	MR_STREAM_PROCESS = 0, /* struct mr_process_event (bpf/events.h) */
+	MR_STREAM_BENCH = 1,   /* struct mr_bench_event, only with MR_DATA_PLANE_BENCH */
+	MR_STREAM_COUNT = 2
+};
+
+enum mr_data_plane_flags {
+	MR_DATA_PLANE_BENCH = 1 /* also attach the benchmark event source */
+};
+
+struct mr_data_plane_opts {
+	uint32_t queue_capacity; /* events per stream queue (power of two); 0: 65536 */
+	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
+	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
+	uint32_t flags;          /* enum mr_data_plane_flags */
+	int32_t bench_pid;       /* MR_DATA_PLANE_BENCH: the process whose getppid() calls make events */
+};
+
+struct mr_stream_stats {
+	uint64_t received;       /* events read from the kernel */
+	uint64_t delivered;      /* events released by the consumer */
+	uint64_t dropped_queue;  /* read from the kernel but the queue was full */
+	uint64_t dropped_kernel; /* lost in the kernel: its ring buffer was full */
+	uint64_t queued;         /* waiting in the queue now */
+};
+
+mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err, size_t errlen);
+/* Starts the draining thread. */
+int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen);
+/* Readable when a queue has events; the consumer reads it (8 bytes) to rearm. */
+int mr_data_plane_notify_fd(const mr_data_plane *d);
+/* The stream's record storage: fixed for the data plane's life, so Lua casts
+ * it once. Records are mr_stream_record_size() bytes apart. */
+void *mr_stream_storage(const mr_data_plane *d, uint32_t stream);
+uint32_t mr_stream_record_size(const mr_data_plane *d, uint32_t stream);
+/* The oldest run of queued events that is contiguous in storage: returns
+ * how many (at most max) and their first record's index in *index. */
+uint32_t mr_stream_peek(mr_data_plane *d, uint32_t stream, uint32_t max, uint32_t *index);
+/* Frees the n oldest queued events after the consumer handled them. */
+void mr_stream_release(mr_data_plane *d, uint32_t stream, uint32_t n);
+/* Benchmark baseline: pops everything queued and counts events per pid in C. */
+uint64_t mr_stream_drain_in_c(mr_data_plane *d, uint32_t stream);
+void mr_stream_stats(const mr_data_plane *d, uint32_t stream, struct mr_stream_stats *out);
+/* Stops the thread, detaches every program, frees everything. */
+void mr_data_plane_close(mr_data_plane *d);
+
+/* ----------------------------------------------------------------- metrics */
+
+/* A registry of counters, gauges and histograms exported in Prometheus text
+ * format. Series are named by metric name plus an optional label set written
+ * as Prometheus labels ("script=\"x\",stream=\"y\""). */
+typedef struct mr_metrics mr_metrics;
+
+enum mr_metric_type { MR_COUNTER = 0, MR_GAUGE = 1, MR_HISTOGRAM = 2 };
+
+mr_metrics *mr_metrics_new(void);
+void mr_metrics_free(mr_metrics *m);
+/* Returns the id of the series (creating it and, when new, its metric),
+ * or -1 with a reason in err: bad name or labels, a type clash with an
+ * existing metric of that name, out of memory. */
+int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help,
+			  const char *labels, char *err, size_t errlen);
+void mr_metrics_add(mr_metrics *m, int32_t series, double v); /* counters, gauges */
+void mr_metrics_set(mr_metrics *m, int32_t series, double v); /* gauges */
+void mr_metrics_observe(mr_metrics *m, int32_t series, double v); /* histograms */
+double mr_metrics_value(const mr_metrics *m, int32_t series);
+/* Renders every series as Prometheus text; the string stays valid until the
+ * next call. *len receives its length. */
+const char *mr_metrics_render(mr_metrics *m, size_t *len);
+
+/* ------------------------------------------------------------- HTTP server */
+
+/* Serves GET /metrics (the registry) and GET /healthz (the text set by
+ * mr_http_set_health, 200 when healthy, 503 when not) on a libevent base. */
+typedef struct mr_http mr_http;
+
+/* base is a struct event_base *. address is "host:port" (port 0: any). */
+mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, char *err, size_t errlen);
+/* The port actually bound. */
+uint16_t mr_http_port(const mr_http *h);
+void mr_http_set_health(mr_http *h, int healthy, const char *text);
+void mr_http_close(mr_http *h);
 
 /* ------------------------------------------------------------------ checks */
 
