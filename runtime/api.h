@@ -255,6 +255,49 @@ uint16_t mr_http_port(const mr_http *h);
 void mr_http_set_health(mr_http *h, int healthy, const char *text);
 void mr_http_close(mr_http *h);
 
+/* ------------------------------------------------------------------ agent */
+
+/* `moonrover agent`: loads the scripts, runs the event loop (event streams,
+ * timers, signals, HTTP) until SIGTERM or SIGINT. SIGHUP reloads the scripts. */
+struct mr_agent_opts {
+	const char *lua_dir;      /* the bundled modules (moonrover.*) */
+	const char *scripts_dir;  /* the bundled scripts */
+	const char *user_dir;     /* the user's scripts, or NULL */
+	const char *http_address; /* "host:port" for /metrics and /healthz; "" disables */
+	const char *pid_file;     /* written at start, removed at exit; "" disables */
+	uint32_t budget_ms;       /* longest a Lua callback may run */
+	uint32_t batch_max;       /* most events handed to one callback */
+	uint32_t queue_capacity;  /* events buffered per stream while Lua is busy */
+	int32_t log_level;        /* 0 debug, 1 info, 2 warn, 3 error */
+};
+
+/* Returns 0 after a clean stop, or a negative errno with the reason in err. */
+int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen);
+/* Sends SIGHUP (reload) to the agent whose pid is in pid_file, after
+ * checking that it is a running moonrover. Returns its pid, or a negative
+ * errno with the reason in err. */
+int mr_agent_reload(const char *pid_file, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- scripts */
+
+/* What a script's Lua code calls, through lua/moonrover/agent.lua. Each
+ * script runs in its own Lua state; its handle comes from the agent. During
+ * the canary run (a trial of a new version on a copy of recent events),
+ * timers are not armed and metric updates are not applied. */
+typedef struct mr_script mr_script;
+
+int mr_script_subscribe(mr_script *s, uint32_t stream);
+/* Arms timer id (chosen by the script) to fire after seconds, and again every
+ * seconds when repeat is 1. */
+int mr_script_timer(mr_script *s, uint32_t id, double seconds, int32_t repeat);
+void mr_script_timer_cancel(mr_script *s, uint32_t id);
+void mr_script_log(mr_script *s, int32_t level, const char *msg);
+int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help,
+			 const char *labels, char *err, size_t errlen);
+void mr_script_metric_add(mr_script *s, int32_t series, double v);
+void mr_script_metric_set(mr_script *s, int32_t series, double v);
+void mr_script_metric_observe(mr_script *s, int32_t series, double v);
+
 /* ------------------------------------------------------------------ checks */
 
 /* Probes one kernel or machine feature by name ("root", "btf", "perf_event",

@@ -6,6 +6,8 @@ local _M = {}
 
 local COMMANDS = {
   { name = "profile", module = "moonrover.commands.profile" },
+  { name = "agent", module = "moonrover.commands.agent" },
+  { name = "reload", module = "moonrover.commands.reload" },
   { name = "check", module = "moonrover.commands.check" },
   { name = "version", module = "moonrover.commands.version" },
 }

@@ -1,0 +1,215 @@
+-- agent.lua - the API a script uses inside `moonrover agent`: event streams
+-- delivered in batches, timers, logging, metrics, and state handed over across
+-- hot reloads. Each script runs in its own Lua state; this module links that
+-- state to the agent through the handle in package.loaded["moonrover.host"].
+-- The functions whose names start with "_" are the agent's entry points.
+local rt = require("moonrover.rt")
+local serialize = require("moonrover.serialize")
+
+local ffi, lib = rt.ffi, rt.lib
+local host = require("moonrover.host")
+local script = ffi.cast("mr_script *", host.script)
+
+local _M = {
+  name = host.name,
+  canary = host.canary,
+  EXEC = lib.MR_PROCESS_EXEC,
+  EXIT = lib.MR_PROCESS_EXIT,
+  FORK = lib.MR_PROCESS_FORK,
+}
+
+local STREAMS = {
+  process = { id = lib.MR_STREAM_PROCESS, ctype = ffi.typeof("struct mr_process_event *") },
+}
+local BY_ID = {}
+for name, s in pairs(STREAMS) do
+  s.name = name
+  BY_ID[s.id] = s
+end
+
+local handlers = {} -- stream id -> list of functions
+local timers = {}   -- timer id -> { fn, repeating }
+local next_timer = 0
+local exporter
+
+-- A batch: batch.n events in batch.events[0 .. n-1] (typed FFI structs,
+-- valid only during the callback), or iterate with `for ev in batch:each()`.
+local Batch = {}
+Batch.__index = Batch
+
+function Batch:each()
+  local i, n, events = -1, self.n, self.events
+  return function()
+    i = i + 1
+    if i < n then
+      return events[i]
+    end
+  end
+end
+
+-- Subscribes fn(batch) to a stream ("process").
+function _M.on(stream, fn)
+  local s = STREAMS[stream]
+  if not s then
+    error("unknown stream '" .. tostring(stream) .. "' (streams: process)", 2)
+  end
+  if type(fn) ~= "function" then
+    error("on(stream, fn): fn must be a function", 2)
+  end
+  if not handlers[s.id] then
+    handlers[s.id] = {}
+    lib.mr_script_subscribe(script, s.id)
+  end
+  local list = handlers[s.id]
+  list[#list + 1] = fn
+end
+
+local function add_timer(seconds, fn, repeating, level)
+  if type(seconds) ~= "number" or seconds < 0.001 then
+    error("the interval must be a number of seconds, at least 0.001", level)
+  end
+  if type(fn) ~= "function" then
+    error("the callback must be a function", level)
+  end
+  next_timer = next_timer + 1
+  local id = next_timer
+  timers[id] = { fn = fn, repeating = repeating }
+  lib.mr_script_timer(script, id, seconds, repeating and 1 or 0)
+  return {
+    cancel = function()
+      if timers[id] then
+        timers[id] = nil
+        lib.mr_script_timer_cancel(script, id)
+      end
+    end,
+  }
+end
+
+-- Calls fn() every `seconds`; returns a handle with :cancel().
+function _M.every(seconds, fn)
+  return add_timer(seconds, fn, true, 3)
+end
+
+-- Calls fn() once after `seconds`; returns a handle with :cancel().
+function _M.after(seconds, fn)
+  return add_timer(seconds, fn, false, 3)
+end
+
+local LEVELS = { debug = 0, info = 1, warn = 2, error = 3 }
+
+-- log.info(fmt, ...) and friends: string.format, then one log line.
+_M.log = {}
+for name, level in pairs(LEVELS) do
+  _M.log[name] = function(fmt, ...)
+    local msg = select("#", ...) > 0 and string.format(fmt, ...) or tostring(fmt)
+    lib.mr_script_log(script, level, msg)
+  end
+end
+
+local function labels_text(labels)
+  if labels == nil then
+    return ""
+  end
+  local keys = {}
+  for k in pairs(labels) do
+    keys[#keys + 1] = k
+  end
+  table.sort(keys)
+  local parts = {}
+  for i, k in ipairs(keys) do
+    local v = tostring(labels[k]):gsub("\\", "\\\\"):gsub("\"", "\\\""):gsub("\n", "\\n")
+    parts[i] = string.format("%s=\"%s\"", k, v)
+  end
+  return table.concat(parts, ",")
+end
+
+local function metric(kind, name, help, labels)
+  local series, err = rt.call_with_err(lib.mr_script_metric, script, kind, name, help or "",
+    labels_text(labels))
+  if not series then
+    error(err, 3)
+  end
+  return series
+end
+
+-- counter(name, help, labels): :inc(), :add(v). Series survive reloads.
+function _M.counter(name, help, labels)
+  local id = metric(lib.MR_COUNTER, name, help, labels)
+  return {
+    inc = function() lib.mr_script_metric_add(script, id, 1) end,
+    add = function(_, v) lib.mr_script_metric_add(script, id, v) end,
+  }
+end
+
+-- gauge(name, help, labels): :set(v), :add(v).
+function _M.gauge(name, help, labels)
+  local id = metric(lib.MR_GAUGE, name, help, labels)
+  return {
+    set = function(_, v) lib.mr_script_metric_set(script, id, v) end,
+    add = function(_, v) lib.mr_script_metric_add(script, id, v) end,
+  }
+end
+
+-- histogram(name, help, labels): :observe(seconds).
+function _M.histogram(name, help, labels)
+  local id = metric(lib.MR_HISTOGRAM, name, help, labels)
+  return {
+    observe = function(_, v) lib.mr_script_metric_observe(script, id, v) end,
+  }
+end
+
+-- Seconds on a monotonic clock (the clock of the events' ts_ns).
+function _M.now()
+  return tonumber(lib.mr_monotonic_ns()) / 1e9
+end
+
+-- export(fn): fn() returns the data (plain tables, strings, numbers,
+-- booleans) to hand to this script's next version at a hot reload.
+function _M.export(fn)
+  if type(fn) ~= "function" then
+    error("export(fn): fn must be a function", 2)
+  end
+  exporter = fn
+end
+
+-- The data the previous version exported, or nil (first start, or none).
+function _M.imported()
+  if not host.imported then
+    return nil
+  end
+  local value, err = serialize.decode(host.imported)
+  if err then
+    error("the previous version's state cannot be read: " .. err, 2)
+  end
+  return value
+end
+
+function _M._dispatch(stream, addr, n)
+  local s = BY_ID[stream]
+  local batch = setmetatable({ n = n, events = ffi.cast(s.ctype, addr), stream = s.name }, Batch)
+  local list = handlers[stream]
+  for i = 1, #list do
+    list[i](batch)
+  end
+end
+
+function _M._timer(id)
+  local t = timers[id]
+  if not t then
+    return
+  end
+  if not t.repeating then
+    timers[id] = nil
+    lib.mr_script_timer_cancel(script, id)
+  end
+  t.fn()
+end
+
+function _M._export()
+  if exporter then
+    return serialize.encode(exporter())
+  end
+  return nil
+end
+
+return _M

@@ -1,0 +1,80 @@
+-- agent.lua - `moonrover agent`: runs the bundled scripts (lua/scripts) and
+-- the user's (--scripts DIR) on the agent's event streams until SIGTERM.
+-- A user script with the same name as a bundled one replaces it.
+local args = require("moonrover.args")
+local rt = require("moonrover.rt")
+local paths = require("moonrover.paths")
+
+local _M = {
+  summary = "run the agent: Lua scripts on live event streams, /metrics, hot reload",
+  usage = "moonrover agent [--scripts DIR] [--http ADDRESS] [--pid-file FILE] ...",
+  description = "Runs the bundled scripts and the user's scripts, each in its own Lua state, on the\n" ..
+    "agent's event streams. SIGHUP (or 'moonrover reload') reloads every script: the new\n" ..
+    "versions are tried on a canary batch first and swapped in only if all succeed.\n" ..
+    "SIGTERM or SIGINT stops the agent cleanly.",
+}
+
+local LEVELS = { "debug", "info", "warn", "error" }
+
+_M.options = {
+  { name = "scripts", short = "s", arg = "DIR",
+    help = "directory of your scripts (*.lua); a script named like a bundled one replaces it" },
+  { name = "http", arg = "ADDRESS", default = "127.0.0.1:9464",
+    help = "where to serve /metrics and /healthz ('off' disables)" },
+  { name = "pid-file", arg = "FILE", default = "/run/moonrover.pid",
+    help = "where to write the agent's pid (used by 'moonrover reload'; 'off' disables)" },
+  { name = "budget-ms", arg = "MS", default = 500, convert = args.int_range(10, 60000),
+    help = "longest a Lua callback may run before it is interrupted and its script disabled" },
+  { name = "batch", arg = "EVENTS", default = 4096, convert = args.int_range(1, 65536),
+    help = "most events handed to one callback" },
+  { name = "queue", arg = "EVENTS", default = 65536, convert = args.int_range(64, 16777216),
+    help = "events buffered per stream while the scripts are busy (beyond: dropped and counted)" },
+  { name = "log-level", arg = "LEVEL", default = "info", convert = args.one_of(LEVELS),
+    help = "debug, info, warn or error" },
+}
+
+local function off(v)
+  return v == "off" and "" or v
+end
+
+local function level_number(name)
+  for i, l in ipairs(LEVELS) do
+    if l == name then
+      return i - 1
+    end
+  end
+end
+
+function _M.opts_from(values)
+  local lua_dir = paths.lua_dir()
+  return {
+    lua_dir = lua_dir,
+    scripts_dir = lua_dir .. "/scripts",
+    user_dir = values.scripts,
+    http_address = off(values.http),
+    pid_file = off(values["pid-file"]),
+    budget_ms = values["budget-ms"],
+    batch_max = values.batch,
+    queue_capacity = values.queue,
+    log_level = level_number(values["log-level"]),
+  }
+end
+
+function _M.run(values)
+  local o = _M.opts_from(values)
+  local c = rt.ffi.new("struct mr_agent_opts")
+  -- keep the strings alive for the whole run
+  local keep = { o.lua_dir, o.scripts_dir, o.user_dir, o.http_address, o.pid_file }
+  c.lua_dir, c.scripts_dir, c.user_dir = keep[1], keep[2], keep[3]
+  c.http_address, c.pid_file = keep[4], keep[5]
+  c.budget_ms, c.batch_max, c.queue_capacity, c.log_level = o.budget_ms, o.batch_max, o.queue_capacity,
+    o.log_level
+  local ok, err = rt.call_with_err(rt.lib.mr_agent_run, c)
+  if not ok then
+    io.stderr:write("moonrover agent: " .. err .. "\n")
+    return 1
+  end
+  return 0
+end
+
+return _M

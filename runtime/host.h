@@ -1,0 +1,51 @@
+/* host.h - the agent's set of scripts: loading at start, atomic hot reload
+ * with a canary run, delivery of event batches, and the metrics about them. */
+#ifndef MR_HOST_H
+#define MR_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+
+struct event_base;
+struct mr_script;
+
+#define MR_RECENT_MAX 16
+#define MR_RECORD_MAX 64
+
+struct mr_recent {
+	unsigned char records[MR_RECENT_MAX][MR_RECORD_MAX];
+	uint32_t count;
+	uint32_t next;
+	uint32_t size;
+};
+
+struct mr_host {
+	struct event_base *base;
+	mr_metrics *metrics;
+	char *package_path;
+	char *scripts_dir;
+	char *user_dir;
+	unsigned budget_ms;
+	struct mr_script **scripts;
+	size_t nscripts;
+	struct mr_recent recent[MR_STREAM_COUNT]; /* copies of recent events: the canary's input */
+	uint64_t reloads;
+	int last_reload_ok;
+	char last_error[512];
+};
+
+struct mr_host *mr_host_new(struct event_base *base, mr_metrics *metrics, const struct mr_agent_opts *o);
+void mr_host_free(struct mr_host *h);
+/* First load: every script that loads is started; the others are reported. */
+int mr_host_start(struct mr_host *h);
+/* Loads every script anew, tries each on a canary batch, and swaps the whole
+ * set in only if all succeed; otherwise the running set stays. 0 or -1. */
+int mr_host_reload(struct mr_host *h);
+/* Hands a batch to every script subscribed to the stream. */
+void mr_host_deliver(struct mr_host *h, uint32_t stream, const void *records, uint32_t n, uint32_t size);
+/* Adds v to a per-script counter such as moonrover_lua_errors_total. */
+void mr_host_count(struct mr_host *h, const char *metric, const char *help, const char *script, double v);
+
+#endif

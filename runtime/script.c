@@ -1,0 +1,233 @@
+/* script.c - loading a script into its state and calling it: every call runs
+ * under the watchdog's budget with a traceback handler; errors are counted and
+ * logged at most once per ERROR_LOG_INTERVAL; a call that runs out of budget
+ * abandons the state and disables the script until the next reload. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <lauxlib.h>
+
+#include "host.h"
+#include "log.h"
+#include "script.h"
+#include "script_state.h"
+#include "watchdog.h"
+
+#define ERROR_LOG_INTERVAL_NS 10000000000ull
+
+static int traceback(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+
+	luaL_traceback(L, L, msg ? msg : "(error object is not a string)", 1);
+	return 1;
+}
+
+static void free_timers(struct mr_script *s)
+{
+	for (size_t i = 0; i < s->ntimers; i++) {
+		event_free(s->timers[i]->ev);
+		free(s->timers[i]);
+	}
+	free(s->timers);
+	s->timers = NULL;
+	s->ntimers = s->timers_cap = 0;
+}
+
+/* The state is left as it is: after a jump out of it nothing about it is safe. */
+static void disable(struct mr_script *s)
+{
+	s->disabled = 1;
+	s->L = NULL;
+	s->streams = 0;
+	free_timers(s);
+	mr_host_count(s->host, "moonrover_lua_interrupts_total",
+		      "Lua callbacks interrupted for running past their time budget", s->name, 1);
+	mr_host_count(s->host, "moonrover_lua_states_abandoned_total",
+		      "Lua states left unfreed after an interrupted callback (their memory leaks)", NULL, 1);
+	mr_log(MR_LEVEL_ERROR, s->name, "a callback ran past its budget of %u ms: script disabled until the next successful reload",
+	       s->host->budget_ms);
+}
+
+static void report_error(struct mr_script *s, const char *msg)
+{
+	uint64_t now = mr_monotonic_ns();
+
+	s->errors++;
+	mr_host_count(s->host, "moonrover_lua_errors_total", "Errors raised by Lua callbacks", s->name, 1);
+	if (s->last_error_log_ns && now - s->last_error_log_ns < ERROR_LOG_INTERVAL_NS) {
+		s->errors_suppressed++;
+		return;
+	}
+	if (s->errors_suppressed)
+		mr_log(MR_LEVEL_ERROR, s->name, "%s\n(%llu more errors since the last one logged)", msg,
+		       (unsigned long long)s->errors_suppressed);
+	else
+		mr_log(MR_LEVEL_ERROR, s->name, "%s", msg);
+	s->errors_suppressed = 0;
+	s->last_error_log_ns = now;
+}
+
+/* Calls the function below its nargs arguments on the stack. Returns 0 with
+ * nres results left on the stack, or -1 with the message in err. */
+static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errlen)
+{
+	lua_State *L = s->L;
+	int base = lua_gettop(L) - nargs, rc;
+
+	lua_pushcfunction(L, traceback);
+	lua_insert(L, base);
+	rc = mr_watchdog_pcall(L, nargs, nres, base, s->host->budget_ms);
+	if (rc == -1) {
+		snprintf(err, errlen, "%s: ran past its time budget of %u ms", s->path, s->host->budget_ms);
+		disable(s);
+		return -1;
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error");
+		lua_settop(L, base - 1);
+		return -1;
+	}
+	lua_remove(L, base);
+	return 0;
+}
+
+static int entry_ref(lua_State *L, const char *field)
+{
+	lua_getfield(L, -1, field);
+	if (!lua_isfunction(L, -1)) {
+		lua_pop(L, 1);
+		return LUA_NOREF;
+	}
+	return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* Finds moonrover.agent's entry points if the script used it. */
+static void find_entries(struct mr_script *s)
+{
+	lua_State *L = s->L;
+
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "loaded");
+	lua_getfield(L, -1, "moonrover.agent");
+	if (lua_istable(L, -1)) {
+		s->ref_dispatch = entry_ref(L, "_dispatch");
+		s->ref_timer = entry_ref(L, "_timer");
+		s->ref_export = entry_ref(L, "_export");
+	}
+	lua_pop(L, 3);
+}
+
+static struct mr_script *script_new(struct mr_host *h, const char *name, const char *path, int canary)
+{
+	struct mr_script *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->host = h;
+	s->canary = canary;
+	s->name = strdup(name);
+	s->path = strdup(path);
+	s->ref_dispatch = s->ref_timer = s->ref_export = LUA_NOREF;
+	if (!s->name || !s->path) {
+		mr_script_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct mr_script *mr_script_load(struct mr_host *h, const char *name, const char *path, int canary,
+				 const char *imported, size_t imported_len, char *err, size_t errlen)
+{
+	struct mr_script *s = script_new(h, name, path, canary);
+
+	if (!s || !(s->L = mr_script_state_new(s, h->package_path, imported, imported_len))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		mr_script_free(s);
+		return NULL;
+	}
+	if (luaL_loadfile(s->L, path) != 0) {
+		snprintf(err, errlen, "%s", lua_tostring(s->L, -1));
+		mr_script_free(s);
+		return NULL;
+	}
+	if (call(s, 0, 0, err, errlen) != 0) {
+		mr_script_free(s);
+		return NULL;
+	}
+	find_entries(s);
+	return s;
+}
+
+static int push_entry(struct mr_script *s, int ref)
+{
+	if (s->disabled || !s->L || ref == LUA_NOREF)
+		return -1;
+	lua_rawgeti(s->L, LUA_REGISTRYINDEX, ref);
+	return 0;
+}
+
+int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records, uint32_t n, char *err,
+		       size_t errlen)
+{
+	if (!(s->streams & (1u << stream)) || push_entry(s, s->ref_dispatch) != 0)
+		return 0;
+	lua_pushinteger(s->L, (lua_Integer)stream);
+	lua_pushnumber(s->L, (lua_Number)(uintptr_t)records);
+	lua_pushinteger(s->L, (lua_Integer)n);
+	if (call(s, 3, 0, err, errlen) != 0) {
+		if (!s->disabled)
+			report_error(s, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Called by a timer event (see script_api.c). */
+void mr_script_fire_timer(struct mr_script *s, uint32_t id)
+{
+	char err[1024];
+
+	if (push_entry(s, s->ref_timer) != 0)
+		return;
+	lua_pushinteger(s->L, (lua_Integer)id);
+	if (call(s, 1, 0, err, sizeof(err)) != 0 && !s->disabled)
+		report_error(s, err);
+}
+
+int mr_script_export(struct mr_script *s, char **out, size_t *len, char *err, size_t errlen)
+{
+	const char *text;
+
+	*out = NULL;
+	*len = 0;
+	if (push_entry(s, s->ref_export) != 0)
+		return 0;
+	if (call(s, 0, 1, err, errlen) != 0)
+		return -1;
+	text = lua_tolstring(s->L, -1, len);
+	if (text && !(*out = malloc(*len + 1))) {
+		lua_pop(s->L, 1);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (text)
+		memcpy(*out, text, *len + 1);
+	lua_pop(s->L, 1);
+	return 0;
+}
+
+void mr_script_free(struct mr_script *s)
+{
+	if (!s)
+		return;
+	free_timers(s);
+	if (s->L)
+		lua_close(s->L);
+	free(s->name);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,145 @@
+-- Specs for lua/moonrover/agent.lua (the script API) with a fake runtime:
+-- the real FFI types, but every mr_script_* call recorded instead of run.
+local real = require("moonrover.rt")
+local ffi = real.ffi
+
+local calls, metric_result
+
+local fake_lib = setmetatable({
+  mr_script_subscribe = function(_, stream) calls[#calls + 1] = { "subscribe", stream } return 0 end,
+  mr_script_timer = function(_, id, s, rep) calls[#calls + 1] = { "timer", id, s, rep } return 0 end,
+  mr_script_timer_cancel = function(_, id) calls[#calls + 1] = { "cancel", id } end,
+  mr_script_log = function(_, level, msg) calls[#calls + 1] = { "log", level, ffi.string(msg) } end,
+  mr_script_metric = function(_, kind, name, help, labels, err, len)
+    calls[#calls + 1] = { "metric", kind, name, help, labels }
+    if metric_result < 0 then
+      ffi.copy(err, "invalid metric name \"" .. name .. "\"")
+    end
+    return metric_result
+  end,
+  mr_script_metric_add = function(_, id, v) calls[#calls + 1] = { "add", id, v } end,
+  mr_script_metric_set = function(_, id, v) calls[#calls + 1] = { "set", id, v } end,
+  mr_script_metric_observe = function(_, id, v) calls[#calls + 1] = { "observe", id, v } end,
+}, { __index = real.lib })
+
+local function load_agent(imported)
+  calls, metric_result = {}, 7
+  package.loaded["moonrover.agent"] = nil
+  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call_with_err = real.call_with_err }
+  package.loaded["moonrover.host"] = { script = 4096, name = "spec", canary = false, imported = imported }
+  local agent = require("moonrover.agent")
+  package.loaded["moonrover.rt"] = real
+  return agent
+end
+
+local function batch_of(kinds)
+  local events = ffi.new("struct mr_process_event[?]", #kinds)
+  for i, kind in ipairs(kinds) do
+    events[i - 1].kind = kind
+    events[i - 1].pid = 100 + i
+  end
+  return events
+end
+
+describe("moonrover.agent", function()
+  it("subscribes once per stream and hands every handler the whole batch", function()
+    local agent = load_agent()
+    local seen_a, seen_b = {}, 0
+    agent.on("process", function(batch)
+      for ev in batch:each() do seen_a[#seen_a + 1] = ev.pid end
+    end)
+    agent.on("process", function(batch) seen_b = seen_b + batch.n end)
+    assert.same({ { "subscribe", real.lib.MR_STREAM_PROCESS } }, calls)
+    local events = batch_of({ agent.EXEC, agent.EXIT, agent.FORK })
+    agent._dispatch(real.lib.MR_STREAM_PROCESS, tonumber(ffi.cast("uintptr_t", events)), 3)
+    assert.same({ 101, 102, 103 }, seen_a)
+    assert.same(3, seen_b)
+  end)
+
+  it("gives typed events by index too", function()
+    local agent = load_agent()
+    local kinds = {}
+    agent.on("process", function(batch)
+      for i = 0, batch.n - 1 do kinds[#kinds + 1] = batch.events[i].kind end
+      assert.same("process", batch.stream)
+    end)
+    local events = batch_of({ agent.EXIT, agent.EXEC })
+    agent._dispatch(real.lib.MR_STREAM_PROCESS, tonumber(ffi.cast("uintptr_t", events)), 2)
+    assert.same({ agent.EXIT, agent.EXEC }, kinds)
+  end)
+
+  it("rejects unknown streams and non-functions", function()
+    local agent = load_agent()
+    assert.has_error(function() agent.on("nope", function() end) end, "unknown stream 'nope' (streams: process)")
+    assert.has_error(function() agent.on("process", 5) end, "on(stream, fn): fn must be a function")
+  end)
+
+  it("runs repeating and one-shot timers, cancelling one-shots after they fire", function()
+    local agent = load_agent()
+    local ticks, once = 0, 0
+    local every = agent.every(2.5, function() ticks = ticks + 1 end)
+    agent.after(0.5, function() once = once + 1 end)
+    assert.same({ "timer", 1, 2.5, 1 }, calls[1])
+    assert.same({ "timer", 2, 0.5, 0 }, calls[2])
+    agent._timer(1)
+    agent._timer(1)
+    agent._timer(2)
+    agent._timer(2)
+    assert.same(2, ticks)
+    assert.same(1, once)
+    assert.same({ "cancel", 2 }, calls[3])
+    every.cancel()
+    assert.same({ "cancel", 1 }, calls[4])
+    agent._timer(1)
+    assert.same(2, ticks)
+  end)
+
+  it("checks timer arguments", function()
+    local agent = load_agent()
+    assert.has_error(function() agent.every(0, function() end) end,
+      "the interval must be a number of seconds, at least 0.001")
+    assert.has_error(function() agent.after(1, "x") end, "the callback must be a function")
+  end)
+
+  it("logs formatted lines at each level", function()
+    local agent = load_agent()
+    agent.log.info("%d processes", 3)
+    agent.log.error("plain %s")
+    agent.log.debug(42)
+    assert.same({ "log", 1, "3 processes" }, calls[1])
+    assert.same({ "log", 3, "plain %s" }, calls[2])
+    assert.same({ "log", 0, "42" }, calls[3])
+  end)
+
+  it("registers metrics with sorted, escaped labels and updates them", function()
+    local agent = load_agent()
+    local c = agent.counter("x_total", "help", { z = "1", a = "q\"b\\" })
+    c:inc()
+    c:add(5)
+    agent.gauge("g"):set(2)
+    agent.histogram("h_seconds", nil, { k = "v" }):observe(0.5)
+    assert.same({ "metric", real.lib.MR_COUNTER, "x_total", "help", 'a="q\\"b\\\\",z="1"' }, calls[1])
+    assert.same({ "add", 7, 1 }, calls[2])
+    assert.same({ "add", 7, 5 }, calls[3])
+    assert.same({ "metric", real.lib.MR_GAUGE, "g", "", "" }, calls[4])
+    assert.same({ "set", 7, 2 }, calls[5])
+    assert.same({ "metric", real.lib.MR_HISTOGRAM, "h_seconds", "", 'k="v"' }, calls[6])
+    assert.same({ "observe", 7, 0.5 }, calls[7])
+  end)
+
+  it("raises the registry's reason for a bad metric", function()
+    local agent = load_agent()
+    metric_result = -1
+    assert.has_error(function() agent.counter("9bad") end, 'invalid metric name "9bad"')
+  end)
+
+  it("hands state to the next version through export and imported", function()
+    local old = load_agent()
+    assert.is_nil(old._export())
+    old.export(function() return { seen = 12, names = { "a", "b" } } end)
+    local text = old._export()
+    local new = load_agent(text)
+    assert.same({ seen = 12, names = { "a", "b" } }, new.imported())
+    assert.is_nil(load_agent().imported())
+  end)
+end)

@@ -1,0 +1,41 @@
+-- Specs for the state hand-over serializer.
+local serialize = require("moonrover.serialize")
+
+describe("serialize", function()
+  it("round-trips nested plain data", function()
+    local value = {
+      count = 42, ratio = 0.1, big = 2 ^ 60, neg = -7, flag = true, off = false,
+      name = "quote \" backslash \\ newline \n nul \0 end",
+      list = { 1, 2, { deep = "x" } },
+      [10] = "number key", [1.5] = "float key",
+    }
+    assert.same(value, assert(serialize.decode(serialize.encode(value))))
+  end)
+
+  it("keeps infinities and NaN", function()
+    local back = assert(serialize.decode(serialize.encode({ inf = math.huge, ninf = -math.huge, nan = 0 / 0 })))
+    assert.same(math.huge, back.inf)
+    assert.same(-math.huge, back.ninf)
+    assert.is_true(back.nan ~= back.nan)
+  end)
+
+  it("encodes scalars and nil", function()
+    assert.same(5, serialize.decode(serialize.encode(5)))
+    assert.same("s", serialize.decode(serialize.encode("s")))
+    assert.is_nil(serialize.decode(serialize.encode(nil)))
+  end)
+
+  it("refuses functions, userdata and cycles", function()
+    assert.has_error(function() serialize.encode({ f = print }) end,
+      "cannot serialize a function (only nil, booleans, numbers, strings and tables)")
+    local t = {}
+    t.self = t
+    assert.has_error(function() serialize.encode(t) end, "cannot serialize a table that contains itself")
+  end)
+
+  it("decodes only data: no access to globals", function()
+    local v, err = serialize.decode("os.exit(1)")
+    assert.is_nil(v)
+    assert.is_string(err)
+  end)
+end)
