@@ -186,8 +186,11 @@ static int run(struct agent *a, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	mr_agent_stats_sync(&a->stats, a->dp, a->host, a->http);
-	mr_log(MR_LEVEL_INFO, "agent", "running (pid %d)%s%s", (int)getpid(), a->http ? ", HTTP on " : "",
-	       a->http ? a->opts->http_address : "");
+	if (a->http)
+		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u", (int)getpid(),
+		       (unsigned)mr_http_port(a->http));
+	else
+		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), no HTTP endpoint", (int)getpid());
 	if (event_base_dispatch(a->base) < 0) {
 		snprintf(err, errlen, "the event loop failed");
 		return -EIO;

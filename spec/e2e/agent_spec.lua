@@ -1,0 +1,167 @@
+-- End-to-end specs for `moonrover agent`: real BPF process events, real
+-- processes, user scripts, hot reload, isolation of failing scripts, and a
+-- clean stop. The agent runs in the background; specs read its /metrics.
+local e2e = require("support.e2e")
+local agent_run = require("support.agent_run")
+
+local skip = e2e.skip_reason()
+
+-- A script that counts exec and exit events of one program name, keeps the
+-- counts across reloads (export/imported) and publishes them as gauges.
+local COUNTER = [[
+local agent = require("moonrover.agent")
+local state = agent.imported() or { exec = 0, exit = 0, version = 0 }
+state.version = state.version + 1
+local exec_g = agent.gauge("spec_exec", "execs seen")
+local exit_g = agent.gauge("spec_exit", "exits seen")
+local version_g = agent.gauge("spec_version", "script versions loaded")
+agent.on("process", function(batch)
+  for ev in batch:each() do
+    if require("ffi").string(ev.comm) == "%s" then
+      if ev.kind == agent.EXEC then state.exec = state.exec + 1 end
+      if ev.kind == agent.EXIT then state.exit = state.exit + 1 end
+    end
+  end
+  exec_g:set(state.exec)
+  exit_g:set(state.exit)
+end)
+version_g:set(state.version)
+agent.export(function() return state end)
+]]
+
+local function write(path, text)
+  local fh = assert(io.open(path, "w"))
+  fh:write(text)
+  fh:close()
+end
+
+-- Copies /bin/true under a name of our own so its events are ours alone.
+local function make_program(dir, name)
+  local path = dir .. "/" .. name
+  os.execute("cp /bin/true " .. e2e.quote(path))
+  return path
+end
+
+local function run_many(program, n)
+  os.execute(string.format("for i in $(seq %d); do %s; done", n, e2e.quote(program)))
+end
+
+describe("moonrover agent (end to end)", function()
+  local dir, scripts, agent
+
+  before_each(function()
+    dir = e2e.tmpdir()
+    scripts = dir .. "/scripts"
+    os.execute("mkdir " .. scripts)
+  end)
+
+  after_each(function()
+    if agent then
+      agent:stop()
+      agent = nil
+    end
+    e2e.rmdir(dir)
+  end)
+
+  it("counts every exec and exit exactly once, across a hot reload in the middle", function()
+    if skip then return pending(skip) end
+    local program = make_program(dir, "mrspec_true")
+    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent.port, agent:log_text())
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
+    run_many(program, 150)
+    agent:signal("HUP")
+    run_many(program, 150)
+    local done = agent_run.wait_for(function()
+      return agent:metric("spec_exit") == 300 and agent:metric("spec_exec") == 300
+    end, 100)
+    assert.is_truthy(done, "exec=" .. tostring(agent:metric("spec_exec")) .. " exit=" ..
+      tostring(agent:metric("spec_exit")) .. "\n" .. agent:log_text())
+    assert.same(2, agent:metric("spec_version"))
+    assert.same(1, agent:metric("moonrover_reload_last_success"))
+    assert.same(0, agent:metric('moonrover_events_dropped_total{stream="process",reason="queue_full"}'))
+  end)
+
+  it("keeps the old version running when a reload has a syntax error or fails its canary", function()
+    if skip then return pending(skip) end
+    local program = make_program(dir, "mrspec_true")
+    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
+
+    write(scripts .. "/counter.lua", "local x = = 1\n")
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("moonrover_reload_last_success") == 0 end))
+    assert.matches("reload refused, the previous scripts keep running: .*counter%.lua:1:", agent:log_text())
+    assert.matches("last reload: failed: .*counter%.lua:1:", agent:get("/healthz"))
+
+    write(scripts .. "/counter.lua", [[
+local agent = require("moonrover.agent")
+agent.on("process", function(batch) error("broken on its first batch") end)
+]])
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:log_text():match("reload refused.*broken on its first batch")
+    end))
+
+    run_many(program, 20)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_exit") == 20 end),
+      "the old version should still count\n" .. agent:log_text())
+    assert.same(1, agent:metric("spec_version"))
+  end)
+
+  it("survives a script that raises errors and one that loops forever", function()
+    if skip then return pending(skip) end
+    local program = make_program(dir, "mrspec_true")
+    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    write(scripts .. "/raiser.lua", [[
+local agent = require("moonrover.agent")
+agent.on("process", function(batch) error("raiser fails on purpose") end)
+]])
+    write(scripts .. "/looper.lua", [[
+local agent = require("moonrover.agent")
+agent.on("process", function(batch) local x = 0 while true do x = x + 1 end end)
+]])
+    agent = agent_run.start(dir, scripts, "--budget-ms 300")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
+    run_many(program, 30)
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_scripts{state="disabled"}') == 1
+    end), agent:log_text())
+    assert.same(1, agent:metric('moonrover_lua_interrupts_total{script="looper"}'))
+    run_many(program, 30)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_exit") == 60 end),
+      "the healthy script should keep counting\n" .. agent:log_text())
+    assert.is_true(agent:metric('moonrover_lua_errors_total{script="raiser"}') >= 1)
+    assert.matches("raiser fails on purpose", agent:log_text())
+    assert.matches("stack traceback", agent:log_text())
+    assert.matches("ran past its budget of 300 ms", agent:log_text())
+    assert.is_true(agent:alive())
+  end)
+
+  it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
+    if skip then return pending(skip) end
+    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent.port, agent:log_text())
+    assert.same(0, agent:stop())
+    agent = nil
+    assert.is_nil(e2e.read_all(dir .. "/agent.pid"))
+    assert.matches("stopped", e2e.read_all(dir .. "/agent.log"))
+  end)
+
+  it("reloads through `moonrover reload`", function()
+    if skip then return pending(skip) end
+    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
+    local code, out = e2e.moonrover({ "reload", "--pid-file", agent.pid_file })
+    assert.same(0, code)
+    assert.matches("asked the agent %(pid %d+%) to reload", out)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 2 end))
+    local missing_code, _, err = e2e.moonrover({ "reload", "--pid-file", dir .. "/missing.pid" })
+    assert.same(1, missing_code)
+    assert.matches("^moonrover reload: cannot read .*missing%.pid", err)
+  end)
+end)
