@@ -1,0 +1,279 @@
+-- metrics_spec.lua - the metrics registry (runtime/metrics.c, metrics_render.c,
+-- labels.c): validation, series identity, value rules and Prometheus text.
+local rt = require("moonrover.rt")
+local ffi, lib = rt.ffi, rt.lib
+
+local COUNTER, GAUGE, HISTOGRAM = lib.MR_COUNTER, lib.MR_GAUGE, lib.MR_HISTOGRAM
+
+describe("metrics registry", function()
+  local m
+
+  before_each(function()
+    m = assert(lib.mr_metrics_new())
+  end)
+
+  after_each(function()
+    lib.mr_metrics_free(m)
+    m = nil
+  end)
+
+  local function series(type, name, help, labels)
+    return rt.call_with_err(lib.mr_metrics_series, m, type, name, help, labels)
+  end
+
+  local function render()
+    local len = ffi.new("size_t[1]")
+    local text = lib.mr_metrics_render(m, len)
+    assert.is_not_nil(text)
+    return ffi.string(text, len[0])
+  end
+
+  describe("names and labels", function()
+    it("accepts Prometheus metric names and rejects others", function()
+      for _, name in ipairs({ "a", "_x", ":y", "http_requests_total", "ns:sub_1:x" }) do
+        assert.is_number(series(GAUGE, name, nil, ""), name)
+      end
+      for _, name in ipairs({ "", "9x", "a-b", "a b", "é", "x.y" }) do
+        local id, err = series(GAUGE, name, nil, "")
+        assert.is_nil(id, name)
+        assert.equal(string.format('invalid metric name "%s"', name), err)
+      end
+    end)
+
+    it("accepts well-formed label sets", function()
+      local good = {
+        "", 'a="1"', 'a="1",b="2"', '_x="",y9="v"', 'path="/a\\\\b"', 'q="say \\"hi\\""',
+        'm="two\\nlines"', 'u="héllo ☃"',
+      }
+      for _, labels in ipairs(good) do
+        assert.is_number(series(COUNTER, "c_total", nil, labels), labels)
+      end
+    end)
+
+    it("rejects malformed label sets with a one-line reason", function()
+      local bad = {
+        { "a=1", "expected =\" after the label name" },
+        { 'a="1",', "trailing comma" },
+        { 'a="1" b="2"', "expected a comma after a value" },
+        { 'a="1",a="2"', "label name used twice" },
+        { '9a="1"', "expected a label name" },
+        { 'a.b="1"', "expected =\" after the label name" },
+        { '__name__="x"', "reserved" },
+        { 'a="x', "unterminated value" },
+        { 'a="x\ny"', "newline in a value" },
+        { 'a="\\t"', "escapes are allowed" },
+        { 'a="\255"', "not UTF-8" },
+        { 'a="\237\160\128"', "not UTF-8" }, -- a UTF-16 surrogate
+        { ',a="1"', "expected a label name" },
+      }
+      for _, case in ipairs(bad) do
+        local id, err = series(COUNTER, "c_total", nil, case[1])
+        assert.is_nil(id, case[1])
+        assert.matches("^invalid labels {", err)
+        assert.is_truthy(err:find(case[2], 1, true), err)
+        assert.is_nil(err:find("\n"), err)
+      end
+    end)
+
+    it("reserves the le label for histograms only", function()
+      local id, err = series(HISTOGRAM, "lat_seconds", nil, 'le="1"')
+      assert.is_nil(id)
+      assert.matches("reserved", err)
+      assert.is_number(series(GAUGE, "limit", nil, 'le="1"'))
+    end)
+
+    it("rejects an unknown type and help text that is not UTF-8", function()
+      local id, err = series(7, "x", nil, "")
+      assert.is_nil(id)
+      assert.equal("invalid metric type 7", err)
+      id, err = series(GAUGE, "x", "bad \255", "")
+      assert.is_nil(id)
+      assert.equal('help text of metric "x" is not UTF-8', err)
+    end)
+  end)
+
+  describe("series identity", function()
+    it("returns the same id for the same name and labels", function()
+      local a = series(COUNTER, "req_total", "Requests.", 'code="200"')
+      local b = series(COUNTER, "req_total", "Requests.", 'code="500"')
+      local c = series(COUNTER, "other_total", nil, 'code="200"')
+      assert.are_not.equal(a, b)
+      assert.are_not.equal(a, c)
+      assert.equal(a, series(COUNTER, "req_total", "Requests.", 'code="200"'))
+      assert.equal(b, series(COUNTER, "req_total", nil, 'code="500"'))
+    end)
+
+    it("keeps counting in the same series after re-registration", function()
+      local id = series(COUNTER, "events_total", nil, 'script="x"')
+      lib.mr_metrics_add(m, id, 3)
+      local again = series(COUNTER, "events_total", nil, 'script="x"')
+      lib.mr_metrics_add(m, again, 2)
+      assert.equal(5, lib.mr_metrics_value(m, id))
+    end)
+
+    it("refuses a name used with another type, naming both", function()
+      assert.is_number(series(COUNTER, "jobs_total", nil, ""))
+      local id, err = series(GAUGE, "jobs_total", nil, 'x="1"')
+      assert.is_nil(id)
+      assert.equal('metric "jobs_total" is a counter, not a gauge', err)
+    end)
+
+    it("refuses names that clash with a histogram's samples", function()
+      assert.is_number(series(HISTOGRAM, "lat", nil, ""))
+      local id, err = series(COUNTER, "lat_count", nil, "")
+      assert.is_nil(id)
+      assert.equal('metric "lat_count" clashes with the samples of histogram "lat"', err)
+      assert.is_number(series(GAUGE, "q_sum", nil, ""))
+      id, err = series(HISTOGRAM, "q", nil, "")
+      assert.is_nil(id)
+      assert.equal('metric "q" clashes with the samples of gauge "q_sum"', err)
+    end)
+  end)
+
+  describe("values", function()
+    it("counters only go up", function()
+      local id = series(COUNTER, "c_total", nil, "")
+      lib.mr_metrics_add(m, id, 2.5)
+      lib.mr_metrics_add(m, id, -1)
+      lib.mr_metrics_add(m, id, 0 / 0)
+      lib.mr_metrics_set(m, id, 100)
+      lib.mr_metrics_observe(m, id, 1)
+      assert.equal(2.5, lib.mr_metrics_value(m, id))
+    end)
+
+    it("gauges are set and added to, in both directions", function()
+      local id = series(GAUGE, "g", nil, "")
+      lib.mr_metrics_set(m, id, 10)
+      lib.mr_metrics_add(m, id, -4)
+      lib.mr_metrics_add(m, id, 0.5)
+      assert.equal(6.5, lib.mr_metrics_value(m, id))
+      lib.mr_metrics_observe(m, id, 1)
+      assert.equal(6.5, lib.mr_metrics_value(m, id))
+    end)
+
+    it("ignores bad series ids", function()
+      local id = series(GAUGE, "g", nil, "")
+      for _, bad in ipairs({ -1, id + 1, 1000000, -2147483648 }) do
+        lib.mr_metrics_add(m, bad, 1)
+        lib.mr_metrics_set(m, bad, 1)
+        lib.mr_metrics_observe(m, bad, 1)
+        assert.equal(0, lib.mr_metrics_value(m, bad))
+      end
+      assert.equal(0, lib.mr_metrics_value(m, id))
+    end)
+
+    it("counts histogram observations into cumulative buckets", function()
+      local id = series(HISTOGRAM, "op_seconds", "Operation latency.", 'op="read"')
+      for _, v in ipairs({ 0.00005, 0.0001, 0.003, 0.003, 0.7, 7, 0 / 0 }) do
+        lib.mr_metrics_observe(m, id, v)
+      end
+      lib.mr_metrics_add(m, id, 5)
+      lib.mr_metrics_set(m, id, 5)
+      assert.equal(6, lib.mr_metrics_value(m, id))
+      local text = render()
+      local function sample(line)
+        assert.is_truthy(text:find("\n" .. line .. "\n", 1, true), line .. " in:\n" .. text)
+      end
+      sample('op_seconds_bucket{op="read",le="0.0001"} 2')
+      sample('op_seconds_bucket{op="read",le="0.0025"} 2')
+      sample('op_seconds_bucket{op="read",le="0.005"} 4')
+      sample('op_seconds_bucket{op="read",le="0.5"} 4')
+      sample('op_seconds_bucket{op="read",le="1"} 5')
+      sample('op_seconds_bucket{op="read",le="5"} 5')
+      sample('op_seconds_bucket{op="read",le="+Inf"} 6')
+      sample('op_seconds_sum{op="read"} 7.70615')
+      sample('op_seconds_count{op="read"} 6')
+      local _, buckets = text:gsub("op_seconds_bucket{", "")
+      assert.equal(16, buckets)
+    end)
+  end)
+
+  describe("rendering", function()
+    it("writes the exact exposition text of a small registry", function()
+      local req = series(COUNTER, "http_requests_total", "Requests served.", 'code="200",path="/a"')
+      local req5 = series(COUNTER, "http_requests_total", "Requests served.", 'code="500",path="/a"')
+      local temp = series(GAUGE, "temperature", "Line one\nand a \\ backslash", "")
+      local lat = series(HISTOGRAM, "lat_seconds", nil, "")
+      local esc = series(GAUGE, "esc", "", 'v="q\\"b\\\\n\\n"')
+      lib.mr_metrics_add(m, req, 42)
+      lib.mr_metrics_add(m, req5, 1)
+      lib.mr_metrics_set(m, temp, -0.1)
+      lib.mr_metrics_observe(m, lat, 0.02)
+      lib.mr_metrics_set(m, esc, 1e21)
+      local expected = table.concat({
+        "# HELP http_requests_total Requests served.",
+        "# TYPE http_requests_total counter",
+        'http_requests_total{code="200",path="/a"} 42',
+        'http_requests_total{code="500",path="/a"} 1',
+        "# HELP temperature Line one\\nand a \\\\ backslash",
+        "# TYPE temperature gauge",
+        "temperature -0.1",
+        "# TYPE lat_seconds histogram",
+        'lat_seconds_bucket{le="0.0001"} 0',
+        'lat_seconds_bucket{le="0.00025"} 0',
+        'lat_seconds_bucket{le="0.0005"} 0',
+        'lat_seconds_bucket{le="0.001"} 0',
+        'lat_seconds_bucket{le="0.0025"} 0',
+        'lat_seconds_bucket{le="0.005"} 0',
+        'lat_seconds_bucket{le="0.01"} 0',
+        'lat_seconds_bucket{le="0.025"} 1',
+        'lat_seconds_bucket{le="0.05"} 1',
+        'lat_seconds_bucket{le="0.1"} 1',
+        'lat_seconds_bucket{le="0.25"} 1',
+        'lat_seconds_bucket{le="0.5"} 1',
+        'lat_seconds_bucket{le="1"} 1',
+        'lat_seconds_bucket{le="2.5"} 1',
+        'lat_seconds_bucket{le="5"} 1',
+        'lat_seconds_bucket{le="+Inf"} 1',
+        "lat_seconds_sum 0.02",
+        "lat_seconds_count 1",
+        "# TYPE esc gauge",
+        'esc{v="q\\"b\\\\n\\n"} 1e+21',
+        "",
+      }, "\n")
+      assert.equal(expected, render())
+    end)
+
+    it("prints integers as integers and other numbers exactly", function()
+      local g = series(GAUGE, "g", nil, "")
+      local cases = {
+        { 0, "0" }, { 42, "42" }, { -7, "-7" }, { 123456789012, "123456789012" },
+        { 0.5, "0.5" }, { 1 / 3, "0.3333333333333333" }, { 0.1 + 0.2, "0.30000000000000004" },
+        { math.huge, "+Inf" }, { -math.huge, "-Inf" }, { 0 / 0, "NaN" },
+      }
+      for _, case in ipairs(cases) do
+        lib.mr_metrics_set(m, g, case[1])
+        assert.equal("# TYPE g gauge\ng " .. case[2] .. "\n", render())
+      end
+    end)
+
+    it("renders an empty registry as empty text, twice", function()
+      assert.equal("", render())
+      assert.equal("", render())
+    end)
+
+    it("handles 5000 series", function()
+      local ids = {}
+      for i = 1, 5000 do
+        local name = "stress_" .. (i % 10) .. "_total"
+        ids[i] = assert(series(COUNTER, name, "Stress " .. (i % 10), 'i="' .. i .. '"'))
+        lib.mr_metrics_add(m, ids[i], i)
+      end
+      for i = 1, 5000, 7 do
+        local name = "stress_" .. (i % 10) .. "_total"
+        assert.equal(ids[i], series(COUNTER, name, nil, 'i="' .. i .. '"'))
+      end
+      local text = render()
+      local seen = 0
+      for name, i, v in text:gmatch('\n(stress_%d_total){i="(%d+)"} (%d+)') do
+        assert.equal("stress_" .. (tonumber(i) % 10) .. "_total", name)
+        assert.equal(i, v)
+        seen = seen + 1
+      end
+      assert.equal(5000, seen)
+      local _, types = text:gsub("# TYPE ", "")
+      assert.equal(10, types)
+      assert.is_truthy(text:find('stress_1_total{i="1"} 1\nstress_1_total{i="11"} 11\n', 1, true))
+    end)
+  end)
+end)
