@@ -138,7 +138,8 @@ static struct mr_script *load_live(struct mr_host *h, const struct mr_script_ent
 	return s;
 }
 
-static void set_result(struct mr_host *h, int ok, const char *error)
+/* Records how the last (re)load went; reloads (not the first load) are counted. */
+static void set_result(struct mr_host *h, int ok, const char *error, int reload)
 {
 	char err[128];
 	int32_t id;
@@ -152,9 +153,10 @@ static void set_result(struct mr_host *h, int ok, const char *error)
 	id = mr_metrics_series(h->metrics, MR_GAUGE, "moonrover_reload_last_timestamp_seconds",
 			       "When the last script (re)load finished (Unix time)", "", err, sizeof(err));
 	mr_metrics_set(h->metrics, id, (double)time(NULL));
-	mr_host_count(h, ok ? "moonrover_reloads_total" : "moonrover_reload_failures_total",
-		      ok ? "Script (re)loads that were swapped in" : "Script (re)loads refused (load or canary error)",
-		      NULL, 1);
+	if (reload)
+		mr_host_count(h, ok ? "moonrover_reloads_total" : "moonrover_reload_failures_total",
+			      ok ? "Script reloads swapped in" : "Script reloads refused (load or canary error)", NULL,
+			      1);
 }
 
 static int load_all(struct mr_host *h, const struct mr_script_list *list, struct mr_script ***out,
@@ -194,8 +196,7 @@ int mr_host_reload(struct mr_host *h)
 		h->scripts = set;
 		h->nscripts = list.n;
 	}
-	h->reloads++;
-	set_result(h, rc == 0, err);
+	set_result(h, rc == 0, err, 1);
 	if (rc == 0)
 		mr_log(MR_LEVEL_INFO, "agent", "loaded %zu script(s) in %.1f ms", list.n,
 		       (double)(mr_monotonic_ns() - t0) / 1e6);
@@ -214,7 +215,7 @@ int mr_host_start(struct mr_host *h)
 
 	if (mr_script_list_read(h->scripts_dir, h->user_dir, &list, err, sizeof(err)) != 0) {
 		mr_log(MR_LEVEL_ERROR, "agent", "%s", err);
-		set_result(h, 0, err);
+		set_result(h, 0, err, 0);
 		return -1;
 	}
 	h->scripts = calloc(list.n ? list.n : 1, sizeof(*h->scripts));
@@ -229,7 +230,7 @@ int mr_host_start(struct mr_host *h)
 		mr_log(MR_LEVEL_ERROR, "agent", "script not started: %s", err);
 	}
 	h->nscripts = n;
-	set_result(h, failed == 0 && h->scripts, err);
+	set_result(h, failed == 0 && h->scripts, err, 0);
 	mr_log(MR_LEVEL_INFO, "agent", "started %zu of %zu script(s)", n, list.n);
 	mr_script_list_free(&list);
 	return h->scripts ? 0 : -1;

@@ -31,7 +31,6 @@ struct mr_host {
 	struct mr_script **scripts;
 	size_t nscripts;
 	struct mr_recent recent[MR_STREAM_COUNT]; /* copies of recent events: the canary's input */
-	uint64_t reloads;
 	int last_reload_ok;
 	char last_error[512];
 };
