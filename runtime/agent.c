@@ -150,7 +150,7 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	if (!a->dp)
 		return -EINVAL;
 	a->host = mr_host_new(a->base, a->metrics, o);
-	if (!a->host || mr_agent_stats_init(&a->stats, a->metrics, STREAM_NAMES) != 0) {
+	if (!a->host || mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}

@@ -35,13 +35,16 @@ static int init_stream(struct mr_stream_series *s, mr_metrics *m, const char *na
 		       : 0;
 }
 
-int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const char *const names[MR_STREAM_COUNT])
+int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_plane *dp,
+			const char *const names[MR_STREAM_COUNT])
 {
 	memset(st, 0, sizeof(*st));
 	st->metrics = m;
-	for (uint32_t i = 0; i < MR_STREAM_COUNT; i++)
-		if (init_stream(&st->streams[i], m, names[i]) != 0)
+	for (uint32_t i = 0; i < MR_STREAM_COUNT; i++) {
+		st->streams[i].enabled = mr_stream_storage(dp, i) != NULL;
+		if (st->streams[i].enabled && init_stream(&st->streams[i], m, names[i]) != 0)
 			return -1;
+	}
 	st->scripts_active = series(m, MR_GAUGE, "moonrover_scripts", "Scripts by state", "state=\"active\"");
 	st->scripts_disabled = series(m, MR_GAUGE, "moonrover_scripts", NULL, "state=\"disabled\"");
 	return st->scripts_active < 0 || st->scripts_disabled < 0 ? -1 : 0;
@@ -49,7 +52,8 @@ int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const char *co
 
 void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, double seconds)
 {
-	mr_metrics_observe(st->metrics, st->streams[stream].batch_seconds, seconds);
+	if (st->streams[stream].enabled)
+		mr_metrics_observe(st->metrics, st->streams[stream].batch_seconds, seconds);
 }
 
 static void sync_stream(struct mr_agent_stats *st, struct mr_stream_series *s, const struct mr_stream_stats *now)
@@ -81,6 +85,8 @@ void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const str
 	size_t disabled = 0;
 
 	for (uint32_t i = 0; i < MR_STREAM_COUNT; i++) {
+		if (!st->streams[i].enabled)
+			continue;
 		mr_stream_stats(dp, i, &now);
 		sync_stream(st, &st->streams[i], &now);
 	}

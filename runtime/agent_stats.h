@@ -11,6 +11,7 @@
 struct mr_host;
 
 struct mr_stream_series {
+	int enabled; /* the data plane runs this stream */
 	int32_t received, delivered, dropped_queue, dropped_kernel, queued, batch_seconds;
 	struct mr_stream_stats last; /* what the counters already include */
 };
@@ -21,7 +22,8 @@ struct mr_agent_stats {
 	int32_t scripts_active, scripts_disabled;
 };
 
-int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const char *const names[MR_STREAM_COUNT]);
+int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_plane *dp,
+			const char *const names[MR_STREAM_COUNT]);
 void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, double seconds);
 /* Brings the counters up to date and sets the health text. */
 void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const struct mr_host *h, mr_http *http);
