@@ -138,7 +138,10 @@ static int write_pid_file(const char *path, char *err, size_t errlen)
 static int open_parts(struct agent *a, char *err, size_t errlen)
 {
 	const struct mr_agent_opts *o = a->opts;
-	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity, .drain_ms = DRAIN_MS };
+	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity,
+					  .drain_ms = DRAIN_MS,
+					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
+					  .bench_pid = o->bench_pid };
 
 	a->base = event_base_new();
 	a->metrics = mr_metrics_new();

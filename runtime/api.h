@@ -269,6 +269,7 @@ struct mr_agent_opts {
 	uint32_t batch_max;       /* most events handed to one callback */
 	uint32_t queue_capacity;  /* events buffered per stream while Lua is busy */
 	int32_t log_level;        /* 0 debug, 1 info, 2 warn, 3 error */
+	int32_t bench_pid;        /* benchmarks: also stream this process's getppid() calls */
 };
 
 /* Returns 0 after a clean stop, or a negative errno with the reason in err. */

@@ -20,6 +20,7 @@ local _M = {
 
 local STREAMS = {
   process = { id = lib.MR_STREAM_PROCESS, ctype = ffi.typeof("struct mr_process_event *") },
+  bench = { id = lib.MR_STREAM_BENCH, ctype = ffi.typeof("struct mr_bench_event *") },
 }
 local BY_ID = {}
 for name, s in pairs(STREAMS) do
@@ -51,7 +52,7 @@ end
 function _M.on(stream, fn)
   local s = STREAMS[stream]
   if not s then
-    error("unknown stream '" .. tostring(stream) .. "' (streams: process)", 2)
+    error("unknown stream '" .. tostring(stream) .. "' (streams: process, bench)", 2)
   end
   if type(fn) ~= "function" then
     error("on(stream, fn): fn must be a function", 2)

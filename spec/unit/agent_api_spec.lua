@@ -70,7 +70,7 @@ describe("moonrover.agent", function()
 
   it("rejects unknown streams and non-functions", function()
     local agent = load_agent()
-    assert.has_error(function() agent.on("nope", function() end) end, "unknown stream 'nope' (streams: process)")
+    assert.has_error(function() agent.on("nope", function() end) end, "unknown stream 'nope' (streams: process, bench)")
     assert.has_error(function() agent.on("process", 5) end, "on(stream, fn): fn must be a function")
   end)
 

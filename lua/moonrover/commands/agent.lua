@@ -31,6 +31,8 @@ _M.options = {
     help = "events buffered per stream while the scripts are busy (beyond: dropped and counted)" },
   { name = "log-level", arg = "LEVEL", default = "info", convert = args.one_of(LEVELS),
     help = "debug, info, warn or error" },
+  { name = "bench-pid", arg = "PID", default = 0, convert = args.int_range(0, 4194304),
+    help = "benchmarks only: also stream the getppid() calls of PID as synthetic events (stream \"bench\")" },
 }
 
 local function off(v)
@@ -57,6 +59,7 @@ function _M.opts_from(values)
     batch_max = values.batch,
     queue_capacity = values.queue,
     log_level = level_number(values["log-level"]),
+    bench_pid = values["bench-pid"],
   }
 end
 
@@ -69,6 +72,7 @@ function _M.run(values)
   c.http_address, c.pid_file = keep[4], keep[5]
   c.budget_ms, c.batch_max, c.queue_capacity, c.log_level = o.budget_ms, o.batch_max, o.queue_capacity,
     o.log_level
+  c.bench_pid = o.bench_pid
   local ok, err = rt.call_with_err(rt.lib.mr_agent_run, c)
   if not ok then
     io.stderr:write("moonrover agent: " .. err .. "\n")
