@@ -35,15 +35,14 @@ LUA
 sh -c "kill -STOP \$\$; exec taskset -c 1 build/workloads/getppid_loop $seconds" >/dev/null 2>&1 &
 gen=$!
 taskset -c 0 build/moonrover agent --scripts "$work/scripts" --http 127.0.0.1:0 --pid-file "$work/pid" \
-  --bench-pid "$gen" --log-level warn 2>"$work/log" &
-for _ in $(seq 100); do [ -s "$work/pid" ] && break; sleep 0.1; done
-agent=$(cat "$work/pid")
+  --bench-pid "$gen" 2>"$work/log" &
 port=""
 for _ in $(seq 100); do
-  port=$(ss -ltnp 2>/dev/null | awk -v p="pid=$agent," '$0 ~ p { sub(/.*:/, "", $4); print $4; exit }')
-  [ -n "$port" ] && break
+  port=$(sed -n 's/.*on port \([0-9]*\).*/\1/p' "$work/log")
+  [ -n "$port" ] && [ -s "$work/pid" ] && break
   sleep 0.1
 done
+agent=$(cat "$work/pid")
 metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
 cpu_ms() { awk '{ print ($14 + $15) * 10 }' "/proc/$agent/task/$agent/stat"; }
 
