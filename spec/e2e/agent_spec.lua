@@ -140,6 +140,18 @@ agent.on("process", function(batch) local x = 0 while true do x = x + 1 end end)
     assert.is_true(agent:alive())
   end)
 
+  it("runs a user script in place of the bundled one of the same name", function()
+    if skip then return pending(skip) end
+    write(scripts .. "/process_events.lua", [[
+local agent = require("moonrover.agent")
+agent.gauge("spec_replaced", "set by the user's process_events.lua"):set(1)
+]])
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_replaced") == 1 end), agent:log_text())
+    assert.not_matches("moonrover_process_events_total", agent:get("/metrics"))
+    assert.matches("started 1 of 1 script%(s%)", agent:log_text())
+  end)
+
   it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
     if skip then return pending(skip) end
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
