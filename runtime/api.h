@@ -299,6 +299,67 @@ void mr_script_metric_add(mr_script *s, int32_t series, double v);
 void mr_script_metric_set(mr_script *s, int32_t series, double v);
 void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 
+/* --------------------------------------------------------------- transport */
+
+/* gRPC to a backend (SkyWalking OAP) over gRPC C core, on its own thread.
+ * Messages cross as serialized protobuf bytes; the caller encodes and
+ * decodes. Calls are asynchronous: start one, then collect its result from
+ * mr_transport_next() when the notify fd is readable. While the backend is
+ * unreachable the channel reconnects with backoff; what is queued beyond
+ * queue_bytes is dropped and counted. */
+typedef struct mr_transport mr_transport;
+
+struct mr_transport_opts {
+	const char *address;        /* "host:port" */
+	int32_t tls;                /* 1: TLS */
+	const char *ca_path;        /* PEM roots; NULL or "": system roots */
+	const char *cert_path;      /* client certificate (mTLS), or NULL */
+	const char *key_path;       /* client key (mTLS), or NULL */
+	int32_t insecure_skip_verify; /* TLS without verifying the server */
+	const char *authentication; /* sent as the "authentication" header; NULL or "": none */
+	uint32_t queue_bytes;       /* most bytes waiting to be sent; 0: 64 MiB */
+};
+
+enum mr_rpc_state {
+	MR_RPC_OK = 0,        /* the call finished with gRPC status OK */
+	MR_RPC_FAILED = 1,    /* finished with another status (see code, details) */
+	MR_RPC_DROPPED = 2,   /* never sent: the queue was full or the transport closed */
+};
+
+struct mr_rpc_result {
+	int64_t id;           /* the id mr_transport_unary / stream_open returned */
+	int32_t state;        /* enum mr_rpc_state */
+	int32_t code;         /* gRPC status code */
+	const char *details;  /* gRPC status details ("" when none) */
+	const void *response; /* the response message bytes (NULL when none) */
+	size_t response_len;
+};
+
+struct mr_transport_stats {
+	uint64_t calls_started, calls_ok, calls_failed, calls_dropped;
+	uint64_t messages_sent, bytes_sent, bytes_queued;
+	int32_t connected;    /* 1 when the channel is READY */
+};
+
+mr_transport *mr_transport_open(const struct mr_transport_opts *o, char *err, size_t errlen);
+/* Readable when results are waiting; read it (8 bytes) to rearm. */
+int mr_transport_notify_fd(const mr_transport *t);
+/* A unary call to method ("/package.Service/Method"). Returns its id (> 0),
+ * or a negative errno. The request is copied. */
+int64_t mr_transport_unary(mr_transport *t, const char *method, const void *request, size_t len,
+			   uint32_t timeout_ms);
+/* A client-streaming call: open, send messages (copied, sent in order),
+ * then finish to get the response as one result. */
+int64_t mr_transport_stream_open(mr_transport *t, const char *method, uint32_t timeout_ms);
+int mr_transport_stream_send(mr_transport *t, int64_t id, const void *message, size_t len);
+int mr_transport_stream_finish(mr_transport *t, int64_t id);
+/* Takes the next finished call; 1 when *out was filled (its pointers stay
+ * valid until the next call of mr_transport_next), 0 when none is waiting. */
+int mr_transport_next(mr_transport *t, struct mr_rpc_result *out);
+void mr_transport_stats(const mr_transport *t, struct mr_transport_stats *out);
+/* Cancels what is in flight (reported as dropped), stops the thread, frees. */
+void mr_transport_close(mr_transport *t);
+
 /* ------------------------------------------------------------------ checks */
 
 /* Probes one kernel or machine feature by name ("root", "btf", "perf_event",
