@@ -138,6 +138,13 @@ agent.on("process", function(batch) local x = 0 while true do x = x + 1 end end)
     assert.matches("stack traceback", agent:log_text())
     assert.matches("ran past its budget of 300 ms", agent:log_text())
     assert.is_true(agent:alive())
+    -- events that arrived while the looping script held the main thread were queued, none lost
+    assert.is_truthy(agent_run.wait_for(function()
+      local received = agent:metric('moonrover_events_received_total{stream="process"}')
+      local delivered = agent:metric('moonrover_events_delivered_total{stream="process"}')
+      local dropped = agent:metric('moonrover_events_dropped_total{stream="process",reason="queue_full"}')
+      return received and received > 0 and received == delivered + dropped and dropped == 0
+    end))
   end)
 
   it("runs a user script in place of the bundled one of the same name", function()
