@@ -48,10 +48,10 @@ local function split(word)
   return nil, word:match("^%-(%w)$"), nil
 end
 
--- Returns values (with defaults filled in) and the positional words, or nil
--- and a one-line error.
+-- Returns values (with defaults filled in), the positional words and the set
+-- of option names given on the command line, or nil and a one-line error.
 function _M.parse(options, argv)
-  local values, positional = {}, {}
+  local values, positional, given = {}, {}, {}
   local i = 1
   while i <= #argv do
     local word = argv[i]
@@ -72,6 +72,7 @@ function _M.parse(options, argv)
       if not ok then
         return nil, err
       end
+      given[o.name] = true
     end
     i = i + 1
   end
@@ -80,7 +81,7 @@ function _M.parse(options, argv)
       values[o.name] = o.default
     end
   end
-  return values, positional
+  return values, positional, given
 end
 
 -- Renders "usage" plus one aligned line (or more) per option.

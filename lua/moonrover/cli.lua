@@ -7,6 +7,7 @@ local _M = {}
 local COMMANDS = {
   { name = "profile", module = "moonrover.commands.profile" },
   { name = "agent", module = "moonrover.commands.agent" },
+  { name = "start", module = "moonrover.commands.agent", alias = "agent (Rover's 'start --config FILE')" },
   { name = "reload", module = "moonrover.commands.reload" },
   { name = "check", module = "moonrover.commands.check" },
   { name = "version", module = "moonrover.commands.version" },
@@ -28,8 +29,8 @@ local function overview()
     "commands:",
   }
   for _, c in ipairs(COMMANDS) do
-    local m = require(c.module)
-    lines[#lines + 1] = string.format("  %-10s %s", c.name, m.summary)
+    local summary = c.alias and ("the same as " .. c.alias) or require(c.module).summary
+    lines[#lines + 1] = string.format("  %-10s %s", c.name, summary)
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = "Run 'moonrover COMMAND --help' for a command's options."
@@ -74,12 +75,12 @@ function _M.main(argv)
     say(io.stdout, args.help(command.usage, command.description or command.summary, command.options))
     return 0
   end
-  local values, positional = args.parse(command.options, rest)
+  local values, positional, given = args.parse(command.options, rest)
   if not values then
     say(io.stderr, "moonrover " .. name .. ": " .. positional .. "\n")
     return EXIT_USAGE
   end
-  return command.run(values, positional)
+  return command.run(values, positional, given)
 end
 
 return _M

@@ -2,21 +2,26 @@
 -- the user's (--scripts DIR) on the agent's event streams until SIGTERM.
 -- A user script with the same name as a bundled one replaces it.
 local args = require("moonrover.args")
+local config = require("moonrover.config")
 local rt = require("moonrover.rt")
 local paths = require("moonrover.paths")
 
 local _M = {
   summary = "run the agent: Lua scripts on live event streams, /metrics, hot reload",
-  usage = "moonrover agent [--scripts DIR] [--http ADDRESS] [--pid-file FILE] ...",
+  usage = "moonrover agent [--config FILE] [--scripts DIR] [--http ADDRESS] [--pid-file FILE] ...",
   description = "Runs the bundled scripts and the user's scripts, each in its own Lua state, on the\n" ..
     "agent's event streams. SIGHUP (or 'moonrover reload') reloads every script: the new\n" ..
     "versions are tried on a canary batch first and swapped in only if all succeed.\n" ..
-    "SIGTERM or SIGINT stops the agent cleanly.",
+    "SIGTERM or SIGINT stops the agent cleanly. With --config, settings come from a Rover-style\n" ..
+    "rover_configs.yaml (${ENV:default} values; its `agent` section holds moonrover's own);\n" ..
+    "options given on the command line win.",
 }
 
 local LEVELS = { "debug", "info", "warn", "error" }
 
 _M.options = {
+  { name = "config", short = "c", arg = "FILE",
+    help = "read settings from a Rover-style config file (see configs/rover_configs.yaml)" },
   { name = "scripts", short = "s", arg = "DIR",
     help = "directory of your scripts (*.lua); a script named like a bundled one replaces it" },
   { name = "http", arg = "ADDRESS", default = "127.0.0.1:9464",
@@ -47,6 +52,66 @@ local function level_number(name)
   end
 end
 
+-- Rover's logger levels (logrus) as moonrover's.
+local ROVER_LEVELS = { trace = "debug", debug = "debug", info = "info", warn = "warn", warning = "warn",
+  error = "error", fatal = "error", panic = "error" }
+
+-- Where each option comes from in the config file, and how to read it.
+local FROM_CONFIG = {
+  { "scripts", "agent.scripts", config.get_string },
+  { "http", "agent.http", config.get_string },
+  { "pid-file", "agent.pid_file", config.get_string },
+  { "budget-ms", "agent.budget_ms", config.get_int },
+  { "batch", "agent.batch", config.get_int },
+  { "queue", "agent.queue", config.get_int },
+}
+
+local function check_option(name, value)
+  for _, o in ipairs(_M.options) do
+    if o.name == name and o.convert then
+      local v, err = o.convert(tostring(value))
+      if v == nil then
+        return nil, "agent." .. name:gsub("%-", "_") .. ": " .. err
+      end
+      return v
+    end
+  end
+  return value
+end
+
+-- Fills the options not given on the command line from the config file.
+function _M.apply_config(values, given, path)
+  local cfg, err = config.load(path)
+  if not cfg then
+    return nil, err
+  end
+  for _, entry in ipairs(FROM_CONFIG) do
+    local name, key, get = entry[1], entry[2], entry[3]
+    if not given[name] then
+      local v
+      v, err = get(cfg, key)
+      if err then
+        return nil, path .. ": " .. err
+      end
+      if v ~= nil and v ~= "" then
+        v, err = check_option(name, v)
+        if v == nil then
+          return nil, path .. ": " .. err
+        end
+        values[name] = v
+      end
+    end
+  end
+  if not given["log-level"] then
+    local level = (config.get_string(cfg, "logger.level") or "info"):lower()
+    if not ROVER_LEVELS[level] then
+      return nil, path .. ": logger.level: \"" .. level .. "\" is not a log level"
+    end
+    values["log-level"] = ROVER_LEVELS[level]
+  end
+  return values
+end
+
 function _M.opts_from(values)
   local lua_dir = paths.lua_dir()
   return {
@@ -63,7 +128,14 @@ function _M.opts_from(values)
   }
 end
 
-function _M.run(values)
+function _M.run(values, _, given)
+  if values.config then
+    local ok, err = _M.apply_config(values, given or {}, values.config)
+    if not ok then
+      io.stderr:write("moonrover agent: " .. err .. "\n")
+      return 1
+    end
+  end
   local o = _M.opts_from(values)
   local c = rt.ffi.new("struct mr_agent_opts")
   -- keep the strings alive for the whole run
