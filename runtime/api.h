@@ -360,6 +360,12 @@ void mr_transport_stats(const mr_transport *t, struct mr_transport_stats *out);
 /* Cancels what is in flight (reported as dropped), stops the thread, frees. */
 void mr_transport_close(mr_transport *t);
 
+/* ---------------------------------------------------------------- protocol */
+
+/* protoc's descriptor set of proto/skywalking (the SkyWalking v3 messages),
+ * which lua/moonrover/protobuf.lua reads to encode and decode them. */
+const void *mr_skywalking_descriptors(size_t *len);
+
 /* ------------------------------------------------------------------ checks */
 
 /* Probes one kernel or machine feature by name ("root", "btf", "perf_event",

@@ -10,7 +10,7 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libevent-dev libgrpc-dev protobuf-compiler-grpc
   python3-grpcio python3-protobuf
-  golang-go linux-perf libc6-dbg time util-linux libxml2-utils curl
+  golang-go linux-perf libc6-dbg time util-linux libxml2-utils curl openssl
 )
 
 missing=()
