@@ -137,6 +137,14 @@ function _M.run(values, _, given)
     end
   end
   local o = _M.opts_from(values)
+  local dir = o.user_dir and io.open(o.user_dir .. "/.")
+  if o.user_dir and not dir then
+    io.stderr:write("moonrover agent: the scripts directory " .. o.user_dir .. " does not exist\n")
+    return 1
+  end
+  if dir then
+    dir:close()
+  end
   local c = rt.ffi.new("struct mr_agent_opts")
   -- keep the strings alive for the whole run
   local keep = { o.lua_dir, o.scripts_dir, o.user_dir, o.http_address, o.pid_file }
