@@ -323,7 +323,6 @@ struct mr_transport_opts {
 enum mr_rpc_state {
 	MR_RPC_OK = 0,        /* the call finished with gRPC status OK */
 	MR_RPC_FAILED = 1,    /* finished with another status (see code, details) */
-	MR_RPC_DROPPED = 2,   /* never sent: the queue was full or the transport closed */
 };
 
 struct mr_rpc_result {
@@ -345,11 +344,14 @@ mr_transport *mr_transport_open(const struct mr_transport_opts *o, char *err, si
 /* Readable when results are waiting; read it (8 bytes) to rearm. */
 int mr_transport_notify_fd(const mr_transport *t);
 /* A unary call to method ("/package.Service/Method"). Returns its id (> 0),
- * or a negative errno. The request is copied. */
+ * or a negative errno (-ENOBUFS: over queue_bytes; counted in calls_dropped).
+ * The request is copied. timeout_ms 0 means no deadline. While the backend
+ * is down, calls fail at once with UNAVAILABLE rather than at their deadline. */
 int64_t mr_transport_unary(mr_transport *t, const char *method, const void *request, size_t len,
 			   uint32_t timeout_ms);
 /* A client-streaming call: open, send messages (copied, sent in order),
- * then finish to get the response as one result. */
+ * then finish to get the response as one result. The timeout covers the
+ * whole stream. */
 int64_t mr_transport_stream_open(mr_transport *t, const char *method, uint32_t timeout_ms);
 int mr_transport_stream_send(mr_transport *t, int64_t id, const void *message, size_t len);
 int mr_transport_stream_finish(mr_transport *t, int64_t id);
@@ -357,7 +359,8 @@ int mr_transport_stream_finish(mr_transport *t, int64_t id);
  * valid until the next call of mr_transport_next), 0 when none is waiting. */
 int mr_transport_next(mr_transport *t, struct mr_rpc_result *out);
 void mr_transport_stats(const mr_transport *t, struct mr_transport_stats *out);
-/* Cancels what is in flight (reported as dropped), stops the thread, frees. */
+/* Cancels what is in flight (those results are discarded), stops the thread,
+ * frees everything. */
 void mr_transport_close(mr_transport *t);
 
 /* ---------------------------------------------------------------- protocol */
