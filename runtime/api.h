@@ -363,6 +363,36 @@ void mr_transport_stats(const mr_transport *t, struct mr_transport_stats *out);
  * frees everything. */
 void mr_transport_close(mr_transport *t);
 
+/* --------------------------------------------------------------- processes */
+
+/* Facts about processes for discovery, read from /proc or from the directory
+ * named by $ROVER_HOST_PROC_MAPPING (the host's /proc mounted in a container). */
+
+/* Fills pids (capacity max) with the live process ids; returns how many (at
+ * most max), or a negative errno. */
+int32_t mr_proc_list(int32_t *pids, uint32_t max);
+/* Reads /proc/PID/<file> ("cmdline" with its NULs turned into spaces, "comm"
+ * without its newline, "cgroup", "stat", "status", "environ" as is) into buf
+ * (NUL-terminated, truncated to len-1). Returns the length or a negative errno. */
+int32_t mr_proc_read(int32_t pid, const char *file, char *buf, size_t len);
+/* The target of /proc/PID/exe (or cwd for what = "cwd"). Length or -errno. */
+int32_t mr_proc_link(int32_t pid, const char *what, char *buf, size_t len);
+/* When the process started, in nanoseconds since boot (CLOCK_BOOTTIME, the
+ * clock of /proc/PID/stat's starttime), or 0 when unknown. */
+uint64_t mr_proc_start_ns(int32_t pid);
+/* 1 when the process's executable has an ELF symbol table (.symtab or
+ * .dynsym) that profiling can use, 0 when not, negative errno on error. */
+int32_t mr_proc_has_symbols(int32_t pid);
+
+/* POSIX extended regular expressions, for naming rules. */
+typedef struct mr_regex mr_regex;
+
+mr_regex *mr_regex_new(const char *pattern, char *err, size_t errlen);
+/* 1 when s matches (groups receives up to max_groups pairs of start and end
+ * offsets, -1 for groups that did not take part), 0 when not. */
+int32_t mr_regex_match(const mr_regex *r, const char *s, int32_t *groups, uint32_t max_groups);
+void mr_regex_free(mr_regex *r);
+
 /* ---------------------------------------------------------------- protocol */
 
 /* protoc's descriptor set of proto/skywalking (the SkyWalking v3 messages),
