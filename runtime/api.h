@@ -270,6 +270,8 @@ struct mr_agent_opts {
 	uint32_t queue_capacity;  /* events buffered per stream while Lua is busy */
 	int32_t log_level;        /* 0 debug, 1 info, 2 warn, 3 error */
 	int32_t bench_pid;        /* benchmarks: also stream this process's getppid() calls */
+	const char *config_name;  /* the config file scripts read through agent.config(), or NULL */
+	const char *config_text;  /* its text, read once at start */
 };
 
 /* Returns 0 after a clean stop, or a negative errno with the reason in err. */
@@ -288,6 +290,11 @@ int mr_agent_reload(const char *pid_file, char *err, size_t errlen);
 typedef struct mr_script mr_script;
 
 int mr_script_subscribe(mr_script *s, uint32_t stream);
+/* Brackets for a script calling any other runtime function: the time budget's
+ * interrupt then waits until the call returns (see runtime/watchdog.h).
+ * lua/moonrover/rt.lua applies them to every call made from a script. */
+void mr_lua_leave(void);
+void mr_lua_enter(void);
 /* Arms timer id (chosen by the script) to fire after seconds, and again every
  * seconds when repeat is 1. */
 int mr_script_timer(mr_script *s, uint32_t id, double seconds, int32_t repeat);

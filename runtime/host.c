@@ -41,7 +41,12 @@ struct mr_host *mr_host_new(struct event_base *base, mr_metrics *metrics, const 
 	h->package_path = join_path(o);
 	h->scripts_dir = strdup(o->scripts_dir);
 	h->user_dir = o->user_dir ? strdup(o->user_dir) : NULL;
-	if (!h->package_path || !h->scripts_dir || (o->user_dir && !h->user_dir)) {
+	if (o->config_name && o->config_text) {
+		h->config_name = strdup(o->config_name);
+		h->config_text = strdup(o->config_text);
+	}
+	if (!h->package_path || !h->scripts_dir || (o->user_dir && !h->user_dir) ||
+	    (o->config_name && o->config_text && (!h->config_name || !h->config_text))) {
 		mr_host_free(h);
 		return NULL;
 	}
@@ -63,6 +68,8 @@ void mr_host_free(struct mr_host *h)
 	free(h->package_path);
 	free(h->scripts_dir);
 	free(h->user_dir);
+	free(h->config_name);
+	free(h->config_text);
 	free(h);
 }
 

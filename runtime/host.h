@@ -27,6 +27,8 @@ struct mr_host {
 	char *package_path;
 	char *scripts_dir;
 	char *user_dir;
+	char *config_name;      /* what agent.config() reads, or NULL */
+	char *config_text;
 	unsigned budget_ms;
 	struct mr_script **scripts;
 	size_t nscripts;

@@ -14,6 +14,16 @@
 #include "script.h"
 #include "watchdog.h"
 
+void mr_lua_leave(void)
+{
+	mr_watchdog_leave();
+}
+
+void mr_lua_enter(void)
+{
+	mr_watchdog_enter();
+}
+
 int mr_script_subscribe(mr_script *s, uint32_t stream)
 {
 	int rc = -EINVAL;

@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "host.h"
 #include "log.h"
 #include "script.h"
 #include "script_state.h"
@@ -65,6 +66,12 @@ static void set_host_table(lua_State *L, struct mr_script *s, const char *import
 	if (imported) {
 		lua_pushlstring(L, imported, imported_len);
 		lua_setfield(L, -2, "imported");
+	}
+	if (s->host->config_text) {
+		lua_pushstring(L, s->host->config_name);
+		lua_setfield(L, -2, "config_name");
+		lua_pushstring(L, s->host->config_text);
+		lua_setfield(L, -2, "config_text");
 	}
 	lua_setfield(L, -2, "moonrover.host");
 	lua_pop(L, 2);

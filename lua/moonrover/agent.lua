@@ -3,6 +3,7 @@
 -- hot reloads. Each script runs in its own Lua state; this module links that
 -- state to the agent through the handle in package.loaded["moonrover.host"].
 -- The functions whose names start with "_" are the agent's entry points.
+local config = require("moonrover.config")
 local rt = require("moonrover.rt")
 local serialize = require("moonrover.serialize")
 
@@ -157,6 +158,26 @@ function _M.histogram(name, help, labels)
   return {
     observe = function(_, v) lib.mr_script_metric_observe(script, id, v) end,
   }
+end
+
+local loaded_config
+
+-- The agent's configuration (the --config file over the defaults, see
+-- docs/configuration.md), read with moonrover.config's accessors.
+function _M.config()
+  if not loaded_config then
+    local cfg, err
+    if host.config_text then
+      cfg, err = config.load_text(host.config_text, host.config_name)
+    else
+      cfg = config.defaults()
+    end
+    if not cfg then
+      error(err, 2)
+    end
+    loaded_config = cfg
+  end
+  return loaded_config
 end
 
 -- Seconds on a monotonic clock (the clock of the events' ts_ns).

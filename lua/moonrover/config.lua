@@ -274,11 +274,16 @@ function _M.load(path, opts)
   if type(path) ~= "string" then
     return nil, "cannot read the configuration: no file name given"
   end
-  local getenv = opts and opts.getenv or os.getenv
   local text, rerr = read_file(path)
   if not text then
     return nil, string.format("cannot read %s: %s", path, tostring(rerr))
   end
+  return _M.load_text(text, path, opts)
+end
+
+-- The same for text already read; path names it in messages.
+function _M.load_text(text, path, opts)
+  local getenv = opts and opts.getenv or os.getenv
   local doc, perr = yaml.parse(text, path)
   if perr then
     return nil, perr

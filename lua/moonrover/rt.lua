@@ -13,9 +13,34 @@ local function load_library()
   return ffi.C
 end
 
+-- In an agent script's state, every runtime call is bracketed so that the
+-- time budget's interrupt never lands inside C code (it may hold a lock).
+local function bracketed(raw)
+  local leave, enter = raw.mr_lua_leave, raw.mr_lua_enter
+  return setmetatable({}, {
+    __index = function(t, name)
+      local v = raw[name]
+      if type(v) ~= "cdata" then
+        return v
+      end
+      local f = function(...)
+        leave()
+        local r = v(...)
+        enter()
+        return r
+      end
+      rawset(t, name, f)
+      return f
+    end,
+  })
+end
+
 ffi.cdef("const char *mr_api_cdef(void);")
 local lib = load_library()
 ffi.cdef(ffi.string(lib.mr_api_cdef()))
+if package.loaded["moonrover.host"] then
+  lib = bracketed(lib)
+end
 
 _M.lib = lib
 _M.ffi = ffi

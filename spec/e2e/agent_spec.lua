@@ -159,6 +159,40 @@ agent.gauge("spec_replaced", "set by the user's process_events.lua"):set(1)
     assert.matches("started 1 of 1 script%(s%)", agent:log_text())
   end)
 
+  it("gives scripts the --config file through agent.config()", function()
+    if skip then return pending(skip) end
+    local cfg = dir .. "/rover.yaml"
+    write(cfg, "core:\n  backend:\n    addr: ${MR_SPEC_UNSET_VAR:oap.example:11800}\n")
+    write(scripts .. "/reads_config.lua", [[
+local agent = require("moonrover.agent")
+local config = require("moonrover.config")
+local addr = config.get_string(agent.config(), "core.backend.addr")
+agent.gauge("spec_config_ok", "1 when the script saw the configured address"):set(addr == "oap.example:11800" and 1 or 0)
+]])
+    agent = agent_run.start(dir, scripts, "--config " .. e2e.quote(cfg))
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_config_ok") == 1 end), agent:log_text())
+  end)
+
+  it("interrupts a script stuck in a runtime call only when the call returns", function()
+    if skip then return pending(skip) end
+    local program = make_program(dir, "mrspec_true")
+    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    write(scripts .. "/sleeper.lua", [[
+local agent = require("moonrover.agent")
+local rt = require("moonrover.rt")
+agent.on("process", function(batch) rt.lib.mr_sleep_ms(800) end)
+]])
+    agent = agent_run.start(dir, scripts, "--budget-ms 200")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
+    run_many(program, 5)
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_lua_interrupts_total{script="sleeper"}') == 1
+    end), agent:log_text())
+    run_many(program, 5)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_exit") == 10 end), agent:log_text())
+    assert.is_true(agent:alive())
+  end)
+
   it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
     if skip then return pending(skip) end
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))

@@ -153,6 +153,15 @@ function _M.run(values, _, given)
   c.budget_ms, c.batch_max, c.queue_capacity, c.log_level = o.budget_ms, o.batch_max, o.queue_capacity,
     o.log_level
   c.bench_pid = o.bench_pid
+  if values.config then
+    local fh = io.open(values.config, "rb")
+    keep[6] = fh and fh:read("*a")
+    if fh then
+      fh:close()
+    end
+    keep[7] = values.config
+    c.config_text, c.config_name = keep[6], keep[7]
+  end
   local ok, err = rt.call_with_err(rt.lib.mr_agent_run, c)
   if not ok then
     io.stderr:write("moonrover agent: " .. err .. "\n")
