@@ -44,9 +44,9 @@ function _M:poll(ms)
   return rt.lib.mr_profiler_poll(self.handle, ms)
 end
 
--- Moves what the kernel counted so far into self.profile.
-function _M:drain()
-  local rc = rt.lib.mr_profiler_drain(self.handle, self.profile)
+-- Moves what the kernel counted so far into `into` (default self.profile).
+function _M:drain(into)
+  local rc = rt.lib.mr_profiler_drain(self.handle, into or self.profile)
   if rc ~= 0 then
     return nil, "reading the kernel's counts failed (error " .. -rc .. ")"
   end

@@ -1,0 +1,147 @@
+-- cpu_runner.lua - runs an ON_CPU or OFF_CPU profiling task for the Rover
+-- drop-in on moonrover's profiler, and turns what each collect() drains into
+-- EBPFProfilingData messages as OAP expects them: kernel and user stacks as
+-- separate metadata, symbols leaf first, "[MISSING]" for what has no symbol,
+-- counts as deltas since the previous collect (the drain empties the kernel's
+-- maps, so every drain is a delta).
+local rt = require("moonrover.rt")
+local profiler = require("moonrover.profiler")
+
+local _M = {}
+local mt = { __index = _M }
+
+local KERNEL_SPACE, USER_SPACE = 0, 1 -- EBPFProfilingStackType
+local FRAME_KERNEL = 1                -- enum mr_frame_kind
+local MISSING = "[MISSING]"
+
+-- task: from task_command.parse; pids: the local pids of its processes;
+-- opts.frequency: on-CPU samples per second (Rover: 1000 / dump_period ms).
+function _M.new(task, pids, opts)
+  if task.target ~= "ON_CPU" and task.target ~= "OFF_CPU" then
+    return nil, "target " .. tostring(task.target) .. " is not a CPU profile"
+  end
+  return setmetatable({
+    task = task,
+    pids = pids,
+    off_cpu = task.target == "OFF_CPU",
+    frequency = opts and opts.frequency or 111,
+    stack_ids = {}, -- symbols text -> stable id for this task
+    next_id = 0,
+  }, mt)
+end
+
+function _M:start()
+  local p, err = profiler.open({ frequency = self.frequency, off_cpu = self.off_cpu, kernel = true,
+    pids = self.pids })
+  if not p then
+    return nil, err
+  end
+  local ok
+  ok, err = p:start()
+  if not ok then
+    p:close()
+    return nil, err
+  end
+  self.p = p
+  return true
+end
+
+function _M:stop()
+  if self.p then
+    self.p:stop()
+  end
+end
+
+function _M:close()
+  if self.p then
+    self.p:close()
+    self.p = nil
+  end
+end
+
+local function stack_id(self, kind, symbols)
+  local key = kind .. "\0" .. table.concat(symbols, "\0")
+  local id = self.stack_ids[key]
+  if not id then
+    self.next_id = self.next_id + 1
+    id = self.next_id
+    self.stack_ids[key] = id
+  end
+  return id
+end
+
+-- Splits a sample's frames (leaf first) into kernel and user symbols.
+local function split(view, sample)
+  local kernel, user = {}, {}
+  for j = 0, sample.depth - 1 do
+    local f = view.frames[view.stack[sample.first + j]]
+    local name = f.resolved == 1 and view.name(f.name) or MISSING
+    if f.kind == FRAME_KERNEL then
+      kernel[#kernel + 1] = name
+    else
+      user[#user + 1] = name
+    end
+  end
+  return kernel, user
+end
+
+local function metadata(self, kernel, user)
+  local stacks = {}
+  if #kernel > 0 then
+    stacks[#stacks + 1] = { stackType = KERNEL_SPACE, stackId = stack_id(self, KERNEL_SPACE, kernel),
+      stackSymbols = kernel }
+  end
+  if #user > 0 then
+    stacks[#stacks + 1] = { stackType = USER_SPACE, stackId = stack_id(self, USER_SPACE, user),
+      stackSymbols = user }
+  end
+  return stacks
+end
+
+local function message(self, stacks, sample)
+  if self.off_cpu then
+    return { offCPU = { stacks = stacks, switchCount = tonumber(sample.count), duration = tonumber(sample.nanos) } }
+  end
+  return { onCPU = { stacks = stacks, dumpCount = tonumber(sample.count) } }
+end
+
+local function view_of(prof)
+  local lib, ffi = rt.lib, rt.ffi
+  local names = {}
+  return {
+    frames = lib.mr_profile_frames(prof),
+    stack = lib.mr_profile_stack_frames(prof),
+    name = function(id)
+      local s = names[id]
+      if not s then
+        s = ffi.string(lib.mr_profile_string(prof, id))
+        names[id] = s
+      end
+      return s
+    end,
+  }
+end
+
+-- The data messages (without task metadata) counted since the last collect.
+function _M:collect()
+  if not self.p then
+    return {}
+  end
+  local lib, ffi = rt.lib, rt.ffi
+  local prof = ffi.gc(lib.mr_profile_new(), lib.mr_profile_free)
+  self.p:poll(0)
+  if not self.p:drain(prof) then
+    return {}
+  end
+  local view, out = view_of(prof), {}
+  local samples = lib.mr_profile_samples(prof)
+  for i = 0, lib.mr_profile_sample_count(prof) - 1 do
+    local stacks = metadata(self, split(view, samples[i]))
+    if #stacks > 0 then
+      out[#out + 1] = message(self, stacks, samples[i])
+    end
+  end
+  return out
+end
+
+return _M
