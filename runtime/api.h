@@ -426,6 +426,15 @@ int mr_sleep_ms(int ms);
  * the last one caught (0 when none), and a blocking poll returns early. */
 int mr_signals_catch(void);
 int mr_signal_pending(void);
+/* Writes a random (version 4) UUID, 36 characters and a NUL; len >= 37.
+ * Returns 0 or a negative errno. */
+int mr_random_uuid(char *buf, size_t len);
+/* Milliseconds since the Unix epoch (CLOCK_REALTIME). */
+double mr_epoch_ms(void);
+/* This host's name, and its first IPv4 address that is not loopback ("" when
+ * it has none). Return 0 or a negative errno. */
+int mr_host_name(char *buf, size_t len);
+int mr_host_ipv4(char *buf, size_t len);
 
 #ifndef MR_FFI_CDEF
 #pragma GCC visibility pop

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -113,4 +114,27 @@ int mr_signals_catch(void)
 int mr_signal_pending(void)
 {
 	return pending_signal;
+}
+
+int mr_random_uuid(char *buf, size_t len)
+{
+	unsigned char b[16];
+
+	if (len < 37)
+		return -EINVAL;
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return -EIO;
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(buf, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	return 0;
+}
+
+double mr_epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)(ts.tv_nsec / 1000000);
 }

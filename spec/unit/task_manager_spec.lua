@@ -346,3 +346,33 @@ describe("task_manager", function()
     assert.same(1, #env.logs)
   end)
 end)
+
+describe("task_manager hand-over across a hot reload", function()
+  it("passes unsent data and start times to the next version", function()
+    local old = setup()
+    old.now = 1000
+    old.m:on_commands({ task_cmd({ FixedTriggerDuration = "60" }) })
+    old.runners[1]:produce(2)
+    old.now = 4000
+    local state = old.m:hand_over()
+    assert.same(1, old.runners[1].stops)
+    assert.same(1, old.runners[1].closes)
+    assert.same(2, #state.messages)
+    assert.same(1000, state.messages[1].task.profilingStartTime)
+
+    local new = setup()
+    new.now = 5000
+    new.m:take_over(require("moonrover.serialize").decode(require("moonrover.serialize").encode(state)))
+    new.m:on_commands({ task_cmd({ FixedTriggerDuration = "60" }) })
+    assert.same(1, #new.runners)
+    new.runners[1]:produce(1)
+    local messages = new.m:flush()
+    assert.same(3, #messages)
+    assert.same(1000, messages[3].task.profilingStartTime)
+    new.m:flushed(true)
+    -- the task still ends 60 s after its first start, not after the reload
+    new.now = 61000
+    new.m:tick()
+    assert.same(1, new.runners[1].stops)
+  end)
+end)

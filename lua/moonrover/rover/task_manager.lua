@@ -34,8 +34,32 @@ function _M.new(deps)
     retired = {},        -- replaced contexts whose last data is still to be collected
     latest_update = 0,   -- the latestUpdateTime of the next queryTasks
     pending = {},        -- { task = ctx.task, started = ms, messages = {...} } whose send failed
+    carried = {},        -- messages handed over by the previous version (hot reload)
+    started_before = {}, -- identity -> when the previous version started the task
     dropped = 0,         -- messages dropped because pending was full
   }, mt)
+end
+
+-- What the next version needs to go on where this one stops (a hot reload):
+-- the start time of every running task and the data not yet sent. Stops the
+-- tasks; the new version's runners take over when OAP re-sends the tasks.
+function _M:hand_over()
+  local starts = {}
+  for identity, ctx in pairs(self.contexts) do
+    if ctx.started then
+      starts[identity] = ctx.started
+    end
+  end
+  self:stop_all()
+  local messages = self:flush()
+  self:flushed(false)
+  return { starts = starts, messages = messages }
+end
+
+-- Takes what hand_over() returned in the previous version.
+function _M:take_over(state)
+  self.started_before = state.starts or {}
+  self.carried = state.messages or {}
 end
 
 local function resolve_all(self, task)
@@ -132,7 +156,8 @@ local function start(self, ctx, now)
     ctx.state = "done"
     return
   end
-  ctx.runner, ctx.state, ctx.started = runner, "running", now
+  ctx.runner, ctx.state = runner, "running"
+  ctx.started = self.started_before[command.identity(ctx.task)] or now
   self.log("info", "task %s (%s) started for %d s", ctx.task.id, ctx.task.target, ctx.task.duration_ms / 1000)
 end
 
@@ -187,6 +212,9 @@ end
 function _M:flush()
   local now = self.deps.now()
   local out, batch = {}, {}
+  for _, m in ipairs(self.carried) do
+    out[#out + 1] = m
+  end
   for _, p in ipairs(self.pending) do
     append(out, p.task, p.started, p.messages, now)
     batch[#batch + 1] = p
@@ -249,6 +277,7 @@ function _M:flushed(ok)
   self.in_flight = nil
   if ok then
     self.pending = {}
+    self.carried = {}
   else
     keep_for_retry(self, batch)
   end

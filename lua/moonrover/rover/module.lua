@@ -1,0 +1,172 @@
+-- module.lua - the SkyWalking Rover drop-in, run by the bundled script
+-- lua/scripts/rover.lua inside `moonrover agent` when the --config file has a
+-- `core` section: it reports processes (host-mode naming rules), polls OAP
+-- for profiling tasks, runs ON_CPU / OFF_CPU tasks on moonrover's profiler and
+-- streams their data back. Every piece of policy is its own module; this one
+-- wires them to the agent's timers and carries state across hot reloads.
+local config = require("moonrover.config")
+local cpu_runner = require("moonrover.rover.cpu_runner")
+local oap_client = require("moonrover.rover.oap_client")
+local process_finder = require("moonrover.rover.process_finder")
+local process_reporter = require("moonrover.rover.process_reporter")
+local rt = require("moonrover.rt")
+local sys = require("moonrover.rover.sys")
+local task_manager = require("moonrover.rover.task_manager")
+
+local _M = {}
+
+local POLL_SECONDS = 0.1
+local TICK_SECONDS = 1
+
+local function new_uuid()
+  local buf = rt.ffi.new("char[37]")
+  assert(rt.lib.mr_random_uuid(buf, 37) == 0, "no randomness for the agent id")
+  return rt.ffi.string(buf)
+end
+
+-- The settings this module uses, typed, or nil and the first bad one.
+function _M.settings(cfg)
+  local s = {}
+  local fields = {
+    { "heartbeat", "process_discovery.heartbeat_period", config.get_duration },
+    { "properties_every", "process_discovery.properties_report_period", config.get_int },
+    { "check_interval", "profiling.check_interval", config.get_duration },
+    { "flush_interval", "profiling.flush_interval", config.get_duration },
+    { "dump_period", "profiling.task.on_cpu.dump_period", config.get_duration },
+    { "profiling", "profiling.active", config.get_bool },
+    { "cluster_name", "core.cluster_name", config.get_string },
+  }
+  for _, f in ipairs(fields) do
+    local v, err = f[3](cfg, f[2])
+    if err then
+      return nil, err
+    end
+    s[f[1]] = v
+  end
+  s.rules = config.get(cfg, "process_discovery.scanner.regex") or {}
+  return s
+end
+
+local function finder_config(s, agent_id)
+  local rules = {}
+  for i, r in ipairs(s.rules) do
+    rules[i] = { match_cmd = r.match_cmd, layer = r.layer, service_name = r.service_name,
+      instance_name = r.instance_name, process_name = r.process_name, labels = r.labels }
+  end
+  return { rules = rules, instance_id = agent_id, cluster_name = s.cluster_name or "" }
+end
+
+local function runner_factory(s, reporter)
+  local frequency = math.max(1, math.floor(1 / math.max(s.dump_period, 0.001)))
+  return function(task, processes)
+    local pids = {}
+    for i, p in ipairs(processes) do
+      pids[i] = p.pid
+    end
+    if task.target == "NETWORK" then
+      return nil, "NETWORK tasks are not supported yet"
+    end
+    return cpu_runner.new(task, pids, { frequency = frequency })
+  end, function(id)
+    return reporter:process_by_id(id)
+  end
+end
+
+local RPC_TYPES = {
+  reportProcesses = { oap_client.REPORT_PROCESSES, "skywalking.v3.EBPFProcessReportList",
+    "skywalking.v3.EBPFReportProcessDownstream" },
+  keepAlive = { oap_client.KEEP_ALIVE, "skywalking.v3.EBPFProcessPingPkgList", "skywalking.v3.Commands" },
+}
+
+local function report(st, agent)
+  st.reporter:update(st.finder:scan())
+  local rpc, message = st.reporter:next_call()
+  local types = rpc and RPC_TYPES[rpc]
+  if not types then
+    return
+  end
+  st.client:unary(types[1], types[2], message, types[3], function(response, err)
+    if rpc ~= "reportProcesses" then
+      return
+    end
+    if response then
+      st.reporter:on_report_response(response)
+    else
+      st.reporter:on_report_failed()
+      agent.log.warn("reporting processes failed: %s", err)
+    end
+  end)
+end
+
+local function query_tasks(st, agent)
+  st.client:unary(oap_client.QUERY_TASKS, "skywalking.v3.EBPFProfilingTaskQuery",
+    { roverInstanceId = st.agent_id, latestUpdateTime = st.tasks.latest_update },
+    "skywalking.v3.Commands", function(response, err)
+      if response then
+        st.tasks:on_commands(response.commands or {})
+      else
+        agent.log.debug("queryTasks: %s", err)
+      end
+    end)
+end
+
+local function flush(st, agent)
+  if st.flushing then
+    return
+  end
+  local messages = st.tasks:flush()
+  if #messages == 0 then
+    st.tasks:flushed(true)
+    return
+  end
+  st.flushing = true
+  st.client:stream(oap_client.COLLECT_PROFILING_DATA, "skywalking.v3.EBPFProfilingData", messages,
+    "skywalking.v3.Commands", function(response, err)
+      st.flushing = false
+      st.tasks:flushed(response ~= nil)
+      if not response then
+        agent.log.warn("sending profiling data failed, it is kept for the next flush: %s", err)
+      end
+    end)
+end
+
+local function start_timers(st, agent, s)
+  agent.every(POLL_SECONDS, function() st.client:poll() end)
+  agent.every(s.heartbeat, function() report(st, agent) end)
+  agent.after(0.5, function() report(st, agent) end)
+  if s.profiling ~= false then
+    agent.every(s.check_interval, function() query_tasks(st, agent) end)
+    agent.after(1, function() query_tasks(st, agent) end)
+    agent.every(TICK_SECONDS, function() st.tasks:tick() end)
+    agent.every(s.flush_interval, function() flush(st, agent) end)
+  end
+end
+
+-- Runs the module in the calling script; returns false when the
+-- configuration does not ask for it.
+function _M.run(agent)
+  local cfg = agent.config()
+  if not config.has_section(cfg, "core") then
+    return false
+  end
+  local s = assert(_M.settings(cfg))
+  local old = agent.imported() or {}
+  local st = { agent_id = old.agent_id or new_uuid() }
+  local err
+  st.client, err = oap_client.open(cfg)
+  if not st.client then
+    error("cannot set up the connection to OAP: " .. err, 0)
+  end
+  st.finder = assert(process_finder.new(finder_config(s, st.agent_id), sys))
+  st.reporter = process_reporter.new({ heartbeat_every = s.properties_every or 10, agent_id = st.agent_id })
+  local new_runner, resolve = runner_factory(s, st.reporter)
+  st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,
+    log = function(level, fmt, ...) agent.log[level](fmt, ...) end })
+  st.tasks.latest_update = old.latest_update or 0
+  agent.export(function() return { agent_id = st.agent_id, latest_update = st.tasks.latest_update } end)
+  start_timers(st, agent, s)
+  agent.log.info("reporting to OAP at %s as agent %s", st.client.address, st.agent_id)
+  return true
+end
+
+return _M

@@ -1,0 +1,151 @@
+-- oap_client.lua - SkyWalking OAP calls for the Rover drop-in: messages are
+-- Lua tables encoded with the SkyWalking descriptors, sent through the
+-- runtime's gRPC transport (runtime/transport*.c); results come back through
+-- poll(), which a timer calls, as callback(response) or callback(nil, why).
+local config = require("moonrover.config")
+local protobuf = require("moonrover.protobuf")
+local rt = require("moonrover.rt")
+
+local _M = {}
+local mt = { __index = _M }
+
+_M.REPORT_PROCESSES = "/skywalking.v3.EBPFProcessService/reportProcesses"
+_M.KEEP_ALIVE = "/skywalking.v3.EBPFProcessService/keepAlive"
+_M.QUERY_TASKS = "/skywalking.v3.EBPFProfilingService/queryTasks"
+_M.COLLECT_PROFILING_DATA = "/skywalking.v3.EBPFProfilingService/collectProfilingData"
+
+local TIMEOUT_MS = 20000
+
+local function schema()
+  local ffi, lib = rt.ffi, rt.lib
+  local len = ffi.new("size_t[1]")
+  local p = lib.mr_skywalking_descriptors(len)
+  return protobuf.load_descriptor_set(ffi.string(p, len[0]))
+end
+
+-- The transport options from Rover's core.backend section.
+function _M.options(cfg)
+  local o = {}
+  local fields = {
+    { "address", "core.backend.addr", config.get_string },
+    { "tls", "core.backend.enable_tls", config.get_bool },
+    { "ca_path", "core.backend.ca_pem_path", config.get_string },
+    { "cert_path", "core.backend.client_pem_path", config.get_string },
+    { "key_path", "core.backend.client_key_path", config.get_string },
+    { "insecure_skip_verify", "core.backend.insecure_skip_verify", config.get_bool },
+    { "authentication", "core.backend.authentication", config.get_string },
+  }
+  for _, f in ipairs(fields) do
+    local v, err = f[3](cfg, f[2])
+    if err then
+      return nil, err
+    end
+    o[f[1]] = v
+  end
+  return o
+end
+
+function _M.open(cfg)
+  local o, err = _M.options(cfg)
+  if not o then
+    return nil, err
+  end
+  local s
+  s, err = schema()
+  if not s then
+    return nil, err
+  end
+  local ffi, lib = rt.ffi, rt.lib
+  local c = ffi.new("struct mr_transport_opts")
+  local keep = { o.address, o.ca_path, o.cert_path, o.key_path, o.authentication }
+  c.address, c.ca_path, c.cert_path, c.key_path, c.authentication = keep[1], keep[2], keep[3], keep[4], keep[5]
+  c.tls = o.tls and 1 or 0
+  c.insecure_skip_verify = o.insecure_skip_verify and 1 or 0
+  local handle
+  handle, err = rt.call_with_err(lib.mr_transport_open, c)
+  if not handle then
+    return nil, err
+  end
+  return setmetatable({ handle = ffi.gc(handle, lib.mr_transport_close), schema = s, pending = {},
+    address = o.address }, mt)
+end
+
+local function fail_now(callback, why)
+  callback(nil, why)
+  return nil, why
+end
+
+-- A unary call: request is a table of request_type; callback(response
+-- table of response_type) or callback(nil, why).
+function _M:unary(method, request_type, request, response_type, callback)
+  local bytes, err = protobuf.encode(self.schema, request_type, request)
+  if not bytes then
+    return fail_now(callback, err)
+  end
+  local id = rt.lib.mr_transport_unary(self.handle, method, bytes, #bytes, TIMEOUT_MS)
+  if id < 0 then
+    return fail_now(callback, "the call was not sent (error " .. tonumber(-id) .. ")")
+  end
+  self.pending[tonumber(id)] = { callback = callback, response_type = response_type }
+  return true
+end
+
+-- A client stream of messages (tables of message_type), then one response.
+function _M:stream(method, message_type, messages, response_type, callback)
+  local lib = rt.lib
+  local id = lib.mr_transport_stream_open(self.handle, method, TIMEOUT_MS)
+  if id < 0 then
+    return fail_now(callback, "the stream was not opened (error " .. tonumber(-id) .. ")")
+  end
+  for _, m in ipairs(messages) do
+    local bytes, err = protobuf.encode(self.schema, message_type, m)
+    local rc = bytes and lib.mr_transport_stream_send(self.handle, id, bytes, #bytes)
+    if not bytes or rc < 0 then
+      lib.mr_transport_stream_finish(self.handle, id)
+      self.pending[tonumber(id)] = { callback = function() end }
+      return fail_now(callback, err or ("a message was not sent (error " .. tonumber(-rc) .. ")"))
+    end
+  end
+  lib.mr_transport_stream_finish(self.handle, id)
+  self.pending[tonumber(id)] = { callback = callback, response_type = response_type }
+  return true
+end
+
+local function deliver(self, r)
+  local ffi = rt.ffi
+  local p = self.pending[tonumber(r.id)]
+  if not p then
+    return
+  end
+  self.pending[tonumber(r.id)] = nil
+  if r.state ~= 0 then
+    p.callback(nil, string.format("gRPC status %d: %s", r.code, ffi.string(r.details)))
+    return
+  end
+  local response = {}
+  if p.response_type and r.response ~= nil then
+    local err
+    response, err = protobuf.decode(self.schema, p.response_type, ffi.string(r.response, r.response_len))
+    if not response then
+      p.callback(nil, "unreadable response: " .. err)
+      return
+    end
+  end
+  p.callback(response)
+end
+
+-- Hands finished calls to their callbacks.
+function _M:poll()
+  local r = rt.ffi.new("struct mr_rpc_result")
+  while rt.lib.mr_transport_next(self.handle, r) == 1 do
+    deliver(self, r)
+  end
+end
+
+function _M:connected()
+  local s = rt.ffi.new("struct mr_transport_stats")
+  rt.lib.mr_transport_stats(self.handle, s)
+  return s.connected == 1
+end
+
+return _M

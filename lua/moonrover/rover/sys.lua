@@ -1,0 +1,87 @@
+-- sys.lua - the system facts process discovery reads (the `sys` table that
+-- process_finder.lua documents), backed by the runtime: /proc (or the host's
+-- /proc named by ROVER_HOST_PROC_MAPPING), POSIX regex, host name and address.
+local rt = require("moonrover.rt")
+
+local _M = {}
+
+local BUF = 65536
+local MAX_PIDS = 65536
+local MAX_GROUPS = 10
+
+local ffi, lib = rt.ffi, rt.lib
+local buf = ffi.new("char[?]", BUF)
+
+function _M.list_pids()
+  local pids = ffi.new("int32_t[?]", MAX_PIDS)
+  local n = lib.mr_proc_list(pids, MAX_PIDS)
+  local out = {}
+  for i = 0, n - 1 do
+    out[#out + 1] = pids[i]
+  end
+  return out
+end
+
+function _M.read(pid, file)
+  local n = lib.mr_proc_read(pid, file, buf, BUF)
+  return n >= 0 and ffi.string(buf, n) or nil
+end
+
+function _M.exe(pid)
+  local n = lib.mr_proc_link(pid, "exe", buf, BUF)
+  return n >= 0 and ffi.string(buf, n) or nil
+end
+
+function _M.start_ns(pid)
+  return tonumber(lib.mr_proc_start_ns(pid))
+end
+
+function _M.has_symbols(pid)
+  local r = lib.mr_proc_has_symbols(pid)
+  if r < 0 then
+    return nil
+  end
+  return r == 1
+end
+
+local Matcher = {}
+Matcher.__index = Matcher
+
+-- The captures of a match (the whole match first), or nil.
+function Matcher:match(s)
+  local groups = ffi.new("int32_t[?]", 2 * MAX_GROUPS)
+  if lib.mr_regex_match(self.re, s, groups, MAX_GROUPS) ~= 1 then
+    return nil
+  end
+  local out = {}
+  for i = 0, MAX_GROUPS - 1 do
+    local a, b = groups[2 * i], groups[2 * i + 1]
+    if a < 0 then
+      break
+    end
+    out[#out + 1] = s:sub(a + 1, b)
+  end
+  return out
+end
+
+function _M.regex(pattern)
+  local re, err = rt.call_with_err(lib.mr_regex_new, pattern)
+  if not re then
+    return nil, err
+  end
+  return setmetatable({ re = ffi.gc(re, lib.mr_regex_free) }, Matcher)
+end
+
+function _M.host_ip()
+  return lib.mr_host_ipv4(buf, BUF) == 0 and ffi.string(buf) or ""
+end
+
+function _M.hostname()
+  return lib.mr_host_name(buf, BUF) == 0 and ffi.string(buf) or ""
+end
+
+function _M.now_ms()
+  return lib.mr_epoch_ms()
+end
+
+return _M
