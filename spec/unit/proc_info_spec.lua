@@ -1,0 +1,287 @@
+-- proc_info_spec.lua - process facts through the FFI: the pid list, files of
+-- /proc/PID, the exe link, the start time, the symbol check, and a fake proc
+-- tree named by ROVER_HOST_PROC_MAPPING.
+local rt = require("moonrover.rt")
+local ffi, lib = rt.ffi, rt.lib
+
+ffi.cdef([[
+int getpid(void);
+int setenv(const char *name, const char *value, int overwrite);
+int unsetenv(const char *name);
+]])
+
+local ENOENT, ESRCH, ENOEXEC, EINVAL = 2, 3, 8, 22
+local MAPPING = "ROVER_HOST_PROC_MAPPING"
+
+local function sh(cmd)
+  local status = os.execute(cmd .. " >/dev/null 2>&1")
+  assert(status == 0 or status == true, "command failed: " .. cmd)
+end
+
+local function capture(cmd)
+  local f = assert(io.popen(cmd .. " 2>/dev/null", "r"))
+  local out = f:read("*a")
+  f:close()
+  return out
+end
+
+local function write_file(path, data)
+  local f = assert(io.open(path, "wb"))
+  f:write(data)
+  f:close()
+end
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+
+local function uptime_ns()
+  local secs = assert(slurp("/proc/uptime")):match("^(%d+%.%d+)")
+  return tonumber(secs) * 1e9
+end
+
+-- Every pid, growing the room until the result is below it.
+local function list_pids()
+  local max = 64
+  while true do
+    local pids = ffi.new("int32_t[?]", max)
+    local n = lib.mr_proc_list(pids, max)
+    assert(n >= 0, "mr_proc_list: " .. n)
+    if n < max then
+      local set = {}
+      for i = 0, n - 1 do set[pids[i]] = true end
+      return set, n
+    end
+    max = max * 2
+  end
+end
+
+local function read(pid, file, len)
+  local buf = ffi.new("char[?]", len or 4096)
+  local n = lib.mr_proc_read(pid, file, buf, len or 4096)
+  return n, ffi.string(buf)
+end
+
+local function link(pid, what, len)
+  local buf = ffi.new("char[?]", len or 4096)
+  local n = lib.mr_proc_link(pid, what, buf, len or 4096)
+  return n, ffi.string(buf)
+end
+
+-- Starts `sleep 30` and waits until the shell has exec'd it.
+local function start_sleep()
+  local f = assert(io.popen("echo $$; exec sleep 30", "r"))
+  local child = { pid = tonumber(f:read("*l")), f = f }
+  for _ = 1, 1000 do
+    if slurp("/proc/" .. child.pid .. "/comm") == "sleep\n" then return child end
+    lib.mr_sleep_ms(5)
+  end
+  error("sleep did not start")
+end
+
+local function stop(child)
+  os.execute("kill -9 " .. child.pid .. " 2>/dev/null")
+  child.f:close() -- reaps it
+end
+
+-- A pid that existed and is gone: a shell that exited and was reaped.
+local function dead_pid()
+  local f = assert(io.popen("echo $$", "r"))
+  local pid = tonumber(f:read("*l"))
+  f:close()
+  return pid
+end
+
+describe("process facts", function()
+  local child, before_ns
+
+  setup(function()
+    before_ns = uptime_ns()
+    child = start_sleep()
+  end)
+
+  teardown(function()
+    stop(child)
+  end)
+
+  it("lists our own process and a child we started", function()
+    local pids, n = list_pids()
+    assert.is_true(n >= 2)
+    assert.is_true(pids[ffi.C.getpid()])
+    assert.is_true(pids[child.pid])
+  end)
+
+  it("stops at max: a full result means there may be more", function()
+    local pids = ffi.new("int32_t[1]")
+    assert.equal(1, lib.mr_proc_list(pids, 1))
+    assert.is_true(pids[0] > 0)
+    assert.equal(0, lib.mr_proc_list(nil, 0))
+    assert.equal(-EINVAL, lib.mr_proc_list(nil, 4))
+  end)
+
+  it("reads cmdline with spaces and comm without its newline", function()
+    assert.same({ 8, "sleep 30" }, { read(child.pid, "cmdline") })
+    assert.same({ 5, "sleep" }, { read(child.pid, "comm") })
+  end)
+
+  it("reads stat, status, cgroup and environ whole", function()
+    local n, stat = read(child.pid, "stat")
+    assert.equal(#stat, n)
+    assert.truthy(stat:match("^" .. child.pid .. " %(sleep%) "))
+    local _, status = read(child.pid, "status")
+    assert.truthy(status:match("Name:%s+sleep\n"))
+    assert.truthy(status:match("\nPid:%s+" .. child.pid .. "\n"))
+    local _, cgroup = read(child.pid, "cgroup")
+    assert.equal(slurp("/proc/" .. child.pid .. "/cgroup"), cgroup)
+    local self = ffi.C.getpid()
+    local expected_env = slurp("/proc/" .. self .. "/environ")
+    local len = #expected_env + 1
+    local buf = ffi.new("char[?]", len)
+    assert.equal(#expected_env, lib.mr_proc_read(self, "environ", buf, len))
+    assert.equal(expected_env, ffi.string(buf, #expected_env))
+  end)
+
+  it("truncates to the buffer", function()
+    assert.same({ 3, "sle" }, { read(child.pid, "cmdline", 4) })
+    assert.same({ 0, "" }, { read(child.pid, "comm", 1) })
+    assert.same({ 4, "/usr" }, { link(child.pid, "exe", 5) })
+  end)
+
+  it("gives the exe and cwd links", function()
+    assert.same({ 14, "/usr/bin/sleep" }, { link(child.pid, "exe") })
+    local cwd = capture("pwd"):gsub("\n$", "")
+    assert.same({ #cwd, cwd }, { link(ffi.C.getpid(), "cwd") })
+  end)
+
+  it("refuses file names outside the documented set and bad pids", function()
+    for _, name in ipairs({ "maps", "../../etc/passwd", "comm/", "", "exe" }) do
+      assert.equal(-EINVAL, (read(child.pid, name)))
+    end
+    assert.equal(-EINVAL, (read(child.pid, nil)))
+    assert.equal(-EINVAL, (link(child.pid, "root")))
+    assert.equal(-EINVAL, (link(child.pid, "cmdline")))
+    assert.equal(-EINVAL, (read(0, "comm")))
+    assert.equal(-EINVAL, (read(-1, "comm")))
+    assert.equal(-EINVAL, lib.mr_proc_read(child.pid, "comm", nil, 16))
+    assert.equal(-EINVAL, lib.mr_proc_has_symbols(0))
+    assert.equal(0ULL, lib.mr_proc_start_ns(-5))
+  end)
+
+  it("gives the start time since boot", function()
+    local start = tonumber(lib.mr_proc_start_ns(child.pid))
+    local tick = 1e9 / tonumber(capture("getconf CLK_TCK"))
+    assert.is_true(start >= before_ns - 2 * tick)
+    assert.is_true(start <= uptime_ns() + 2 * tick)
+    local own = tonumber(lib.mr_proc_start_ns(ffi.C.getpid()))
+    assert.is_true(own > 0 and own <= start)
+  end)
+
+  it("says whether the executable has symbols", function()
+    assert.equal(1, lib.mr_proc_has_symbols(child.pid))
+  end)
+
+  it("answers a negative errno for a process that is gone", function()
+    local pid = dead_pid()
+    local n = read(pid, "cmdline")
+    assert.is_true(n == -ENOENT or n == -ESRCH)
+    n = link(pid, "exe")
+    assert.is_true(n == -ENOENT or n == -ESRCH)
+    n = lib.mr_proc_has_symbols(pid)
+    assert.is_true(n == -ENOENT or n == -ESRCH)
+    assert.equal(0ULL, lib.mr_proc_start_ns(pid))
+  end)
+end)
+
+describe("a mapped proc root", function()
+  local dir, saved, hz
+
+  local function set_mapping(value)
+    if value then
+      assert.equal(0, ffi.C.setenv(MAPPING, value, 1))
+    else
+      assert.equal(0, ffi.C.unsetenv(MAPPING))
+    end
+  end
+
+  -- A static program without any symbol table: strip leaves no .symtab and
+  -- a static link has no .dynsym.
+  local function build_symbolless(path)
+    write_file(path .. ".c", "void _start(void) { for (;;) ; }\n")
+    sh("cc -nostdlib -static -o " .. path .. " " .. path .. ".c")
+    sh("strip --strip-all " .. path)
+    local sections = capture("readelf -S -W " .. path)
+    assert.truthy(sections:match("%.text"))
+    assert.falsy(sections:match("%.symtab") or sections:match("%.dynsym"))
+  end
+
+  setup(function()
+    saved = os.getenv(MAPPING)
+    hz = tonumber(capture("getconf CLK_TCK"))
+    dir = os.tmpname()
+    os.remove(dir)
+    sh("mkdir -m 700 " .. dir .. " " .. dir .. "/1 " .. dir .. "/42 " .. dir .. "/sys")
+    write_file(dir .. "/7", "a file, not a process\n")
+    write_file(dir .. "/1/cmdline", "/sbin/init\0splash\0")
+    write_file(dir .. "/1/comm", "init\n")
+    write_file(dir .. "/42/cmdline", "nginx\0-g\0daemon off;\0")
+    write_file(dir .. "/42/comm", "nginx\n")
+    write_file(dir .. "/42/stat", "42 (a) b) (c)) S 1 42 42 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 "
+      .. (12345 * hz) .. " 1000 200 18446744073709551615 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n")
+    build_symbolless(dir .. "/bare")
+    write_file(dir .. "/notelf", "#!/bin/sh\n")
+    sh("ln -s /usr/bin/sleep " .. dir .. "/1/exe")
+    sh("ln -s " .. dir .. "/bare " .. dir .. "/42/exe")
+    sh("mkdir " .. dir .. "/5 && ln -s " .. dir .. "/notelf " .. dir .. "/5/exe")
+  end)
+
+  teardown(function()
+    set_mapping(saved)
+    if dir then sh("rm -rf " .. dir) end
+  end)
+
+  before_each(function()
+    set_mapping(dir)
+  end)
+
+  after_each(function()
+    set_mapping(saved)
+  end)
+
+  it("lists only its numeric directories", function()
+    local pids, n = list_pids()
+    assert.equal(3, n)
+    assert.same({ [1] = true, [5] = true, [42] = true }, pids)
+  end)
+
+  it("reads the files of the mapped tree", function()
+    assert.same({ 17, "/sbin/init splash" }, { read(1, "cmdline") })
+    assert.same({ 4, "init" }, { read(1, "comm") })
+    assert.same({ 20, "nginx -g daemon off;" }, { read(42, "cmdline") })
+    assert.same({ 5, "nginx" }, { read(42, "comm") })
+    assert.equal(-ENOENT, (read(5, "comm")))
+  end)
+
+  it("parses starttime past the last parenthesis", function()
+    assert.equal(12345 * 1000000000ULL, lib.mr_proc_start_ns(42))
+    assert.equal(0ULL, lib.mr_proc_start_ns(1))
+  end)
+
+  it("checks the symbols of the mapped executables", function()
+    assert.equal(1, lib.mr_proc_has_symbols(1))
+    assert.equal(0, lib.mr_proc_has_symbols(42))
+    assert.equal(-ENOEXEC, lib.mr_proc_has_symbols(5))
+    assert.equal(-ENOENT, lib.mr_proc_has_symbols(99))
+  end)
+
+  it("falls back to /proc when the variable is empty", function()
+    set_mapping("")
+    local pids = list_pids()
+    assert.is_true(pids[ffi.C.getpid()])
+    local comm = slurp("/proc/" .. ffi.C.getpid() .. "/comm"):gsub("\n$", "")
+    assert.same({ #comm, comm }, { read(ffi.C.getpid(), "comm") })
+  end)
+end)
