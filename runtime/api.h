@@ -375,8 +375,9 @@ void mr_transport_close(mr_transport *t);
 /* Facts about processes for discovery, read from /proc or from the directory
  * named by $ROVER_HOST_PROC_MAPPING (the host's /proc mounted in a container). */
 
-/* Fills pids (capacity max) with the live process ids; returns how many (at
- * most max), or a negative errno. */
+/* Fills pids (capacity max) with the live process ids; returns how many, or
+ * a negative errno. A result equal to max means there may be more: retry
+ * with more room. */
 int32_t mr_proc_list(int32_t *pids, uint32_t max);
 /* Reads /proc/PID/<file> ("cmdline" with its NULs turned into spaces, "comm"
  * without its newline, "cgroup", "stat", "status", "environ" as is) into buf
@@ -395,8 +396,10 @@ int32_t mr_proc_has_symbols(int32_t pid);
 typedef struct mr_regex mr_regex;
 
 mr_regex *mr_regex_new(const char *pattern, char *err, size_t errlen);
-/* 1 when s matches (groups receives up to max_groups pairs of start and end
- * offsets, -1 for groups that did not take part), 0 when not. */
+/* 1 when s matches, 0 when not, a negative errno on bad arguments. groups
+ * (room for 2 * max_groups values) receives byte offsets, start and end
+ * (exclusive), group 0 being the whole match; -1 for groups that did not
+ * take part. */
 int32_t mr_regex_match(const mr_regex *r, const char *s, int32_t *groups, uint32_t max_groups);
 void mr_regex_free(mr_regex *r);
 
