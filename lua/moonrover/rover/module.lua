@@ -149,21 +149,33 @@ function _M.run(agent)
   if not config.has_section(cfg, "core") then
     return false
   end
-  local s = assert(_M.settings(cfg))
+  local s, err = _M.settings(cfg)
+  if not s then
+    error(err, 0)
+  end
   local old = agent.imported() or {}
   local st = { agent_id = old.agent_id or new_uuid() }
-  local err
+  local finder
+  finder, err = process_finder.new(finder_config(s, st.agent_id), sys)
+  if not finder then
+    error(err, 0)
+  end
+  if agent.canary then
+    return true
+  end
+  st.finder = finder
   st.client, err = oap_client.open(cfg)
   if not st.client then
     error("cannot set up the connection to OAP: " .. err, 0)
   end
-  st.finder = assert(process_finder.new(finder_config(s, st.agent_id), sys))
   st.reporter = process_reporter.new({ heartbeat_every = s.properties_every or 10, agent_id = st.agent_id })
   local new_runner, resolve = runner_factory(s, st.reporter)
   st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,
     log = function(level, fmt, ...) agent.log[level](fmt, ...) end })
-  st.tasks.latest_update = old.latest_update or 0
-  agent.export(function() return { agent_id = st.agent_id, latest_update = st.tasks.latest_update } end)
+  -- After a reload the tasks are asked for again from the start (OAP re-sends
+  -- them) and resume with their original start times and unsent data.
+  st.tasks:take_over(old.tasks or {})
+  agent.export(function() return { agent_id = st.agent_id, tasks = st.tasks:hand_over() } end)
   start_timers(st, agent, s)
   agent.log.info("reporting to OAP at %s as agent %s", st.client.address, st.agent_id)
   return true
