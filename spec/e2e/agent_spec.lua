@@ -156,7 +156,7 @@ agent.gauge("spec_replaced", "set by the user's process_events.lua"):set(1)
     agent = agent_run.start(dir, scripts)
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_replaced") == 1 end), agent:log_text())
     assert.not_matches("moonrover_process_events_total", agent:get("/metrics"))
-    assert.matches("started 1 of 1 script%(s%)", agent:log_text())
+    assert.matches("started 2 of 2 script%(s%)", agent:log_text())
   end)
 
   it("gives scripts the --config file through agent.config()", function()
