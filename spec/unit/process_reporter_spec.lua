@@ -1,0 +1,281 @@
+-- Specs for process_reporter.lua: the heartbeat state machine that reports
+-- processes to OAP, keeps them alive and learns their OAP ids.
+local protobuf = require("moonrover.protobuf")
+local reporter = require("moonrover.rover.process_reporter")
+
+local PROTO_DIR = debug.getinfo(1, "S").source:match("^@(.*/)") .. "../../proto/skywalking"
+
+local AGENT = "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d"
+
+local function process(pid, name, more)
+  local p = {
+    pid = pid,
+    start_ns = pid * 1000,
+    exe = "/usr/bin/" .. name,
+    command_line = name .. " --serve",
+    entity = { layer = "OS_LINUX", serviceName = name, instanceName = "10.0.0.7", processName = name,
+      labels = { "a", "b" } },
+    properties = { host_ip = "10.0.0.7", pid = tostring(pid), command_line = name .. " --serve",
+      support_ebpf_profiling = "true" },
+  }
+  for k, v in pairs(more or {}) do
+    p[k] = v
+  end
+  return p
+end
+
+-- OAP's answer echoing processes (labels in another order, as a set).
+local function downstream(...)
+  local out = {}
+  for i, pair in ipairs({ ... }) do
+    local p, id = pair[1], pair[2]
+    local e = p.entity
+    out[i] = { processId = id, hostProcess = { pid = p.pid, entityMetadata = { layer = e.layer,
+      serviceName = e.serviceName, instanceName = e.instanceName, processName = e.processName,
+      labels = { "b", "a" } } } }
+  end
+  return { processes = out }
+end
+
+local function rpcs(calls)
+  local out = {}
+  for i, c in ipairs(calls) do
+    out[i] = c.rpc
+  end
+  return out
+end
+
+local function reported_pids(call)
+  local out = {}
+  for i, item in ipairs(call.message.processes) do
+    out[i] = item.hostProcess.pid
+  end
+  return out
+end
+
+local function new(every)
+  return assert(reporter.new({ agent_id = AGENT, heartbeat_every = every or 10 }))
+end
+
+describe("process_reporter", function()
+  local nginx, redis, app
+
+  before_each(function()
+    nginx, redis, app = process(310, "nginx"), process(420, "redis-server"), process(500, "app")
+  end)
+
+  it("reports new processes at the first heartbeat, as EBPFProcessReportList", function()
+    local r = new()
+    assert.same({}, r:update({ redis, nginx }))
+    local calls = r:next_calls()
+    assert.same({ "reportProcesses" }, rpcs(calls))
+    assert.same({
+      ebpfAgentID = AGENT,
+      processes = {
+        { hostProcess = { entity = nginx.entity, pid = 310, properties = {
+          { key = "host_ip", value = "10.0.0.7" },
+          { key = "pid", value = "310" },
+          { key = "command_line", value = "nginx --serve" },
+          { key = "support_ebpf_profiling", value = "true" },
+        } } },
+        { hostProcess = { entity = redis.entity, pid = 420, properties = {
+          { key = "host_ip", value = "10.0.0.7" },
+          { key = "pid", value = "420" },
+          { key = "command_line", value = "redis-server --serve" },
+          { key = "support_ebpf_profiling", value = "true" },
+        } } },
+      },
+    }, calls[1].message)
+  end)
+
+  it("sends the container id as a property when there is one", function()
+    local r = new()
+    redis.properties.container_id = string.rep("ab", 32)
+    r:update({ redis })
+    local props = r:next_calls()[1].message.processes[1].hostProcess.properties
+    assert.same({ key = "container_id", value = string.rep("ab", 32) }, props[5])
+  end)
+
+  it("sends nothing when there are no processes", function()
+    local r = new()
+    r:update({})
+    assert.same({}, r:next_calls())
+  end)
+
+  it("matches OAP ids by pid and entity, labels as a set", function()
+    local r = new()
+    r:update({ nginx, redis })
+    r:next_calls()
+    local stranger = process(310, "other")
+    local identified = r:on_report_response(downstream({ nginx, "id-nginx" }, { redis, "id-redis" },
+      { stranger, "id-other" }, { process(999, "nginx"), "id-wrong-pid" }))
+    assert.same({ nginx, redis }, identified)
+    assert.equal(nginx, r:process_by_id("id-nginx"))
+    assert.equal(redis, r:process_by_id("id-redis"))
+    assert.is_nil(r:process_by_id("id-other"))
+    assert.is_nil(r:process_by_id("id-wrong-pid"))
+  end)
+
+  it("reports again a process OAP did not return, and keeps the others alive", function()
+    local r = new()
+    r:update({ nginx, redis })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    local calls = r:next_calls()
+    assert.same({ "reportProcesses", "keepAlive" }, rpcs(calls))
+    assert.same({ 420 }, reported_pids(calls[1]))
+    r:on_report_response(downstream({ redis, "id-redis" }))
+    assert.equal(redis, r:process_by_id("id-redis"))
+  end)
+
+  it("keeps processes unreported when the report fails", function()
+    local r = new()
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_failed()
+    local calls = r:next_calls()
+    assert.same({ "reportProcesses" }, rpcs(calls))
+    assert.same({ 310 }, reported_pids(calls[1]))
+  end)
+
+  it("keeps reported processes alive with EBPFProcessPingPkgList", function()
+    local r = new()
+    nginx.properties.support_ebpf_profiling = "false"
+    r:update({ nginx, redis })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }, { redis, "id-redis" }))
+    local calls = r:next_calls()
+    assert.same({ "keepAlive" }, rpcs(calls))
+    assert.same({
+      ebpfAgentID = AGENT,
+      processes = {
+        { entityMetadata = nginx.entity, properties = { { key = "support_ebpf_profiling", value = "false" } } },
+        { entityMetadata = redis.entity, properties = { { key = "support_ebpf_profiling", value = "true" } } },
+      },
+    }, calls[1].message)
+  end)
+
+  it("reports new processes and keeps the reported ones alive in the same heartbeat", function()
+    local r = new()
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    r:update({ nginx, app })
+    local calls = r:next_calls()
+    assert.same({ "reportProcesses", "keepAlive" }, rpcs(calls))
+    assert.same({ 500 }, reported_pids(calls[1]))
+    assert.equal(1, #calls[2].message.processes)
+  end)
+
+  it("reports every process with its properties every Nth heartbeat", function()
+    local r = new(3)
+    r:update({ nginx, redis })
+    local seen = {}
+    for tick = 1, 7 do
+      local calls = r:next_calls()
+      if tick == 1 then
+        r:on_report_response(downstream({ nginx, "id-nginx" }, { redis, "id-redis" }))
+      end
+      seen[tick] = table.concat(rpcs(calls), "+") .. ":" .. #calls[1].message.processes
+    end
+    assert.same({ "reportProcesses:2", "keepAlive:2", "reportProcesses:2", "keepAlive:2", "keepAlive:2",
+      "reportProcesses:2", "keepAlive:2" }, seen)
+  end)
+
+  it("repeats a failed full report at the next heartbeat", function()
+    local r = new(2)
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    assert.same({ "reportProcesses" }, rpcs(r:next_calls())) -- full
+    r:on_report_failed()
+    assert.same({ "reportProcesses" }, rpcs(r:next_calls())) -- full again
+    assert.same({ "keepAlive" }, rpcs(r:next_calls()))
+    assert.equal(nginx, r:process_by_id("id-nginx"))
+  end)
+
+  it("keeps the id of a reported process that a full report's answer leaves out", function()
+    local r = new(2)
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    r:next_calls()
+    r:on_report_response(downstream())
+    assert.same({ "keepAlive" }, rpcs(r:next_calls()))
+    assert.equal(nginx, r:process_by_id("id-nginx"))
+  end)
+
+  it("removes vanished processes and returns them", function()
+    local r = new()
+    r:update({ nginx, redis, app })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }, { redis, "id-redis" }))
+    assert.same({ nginx, app }, r:update({ redis }))
+    assert.is_nil(r:process_by_id("id-nginx"))
+    assert.equal(redis, r:process_by_id("id-redis"))
+    local calls = r:next_calls()
+    assert.same({ "keepAlive" }, rpcs(calls))
+    assert.equal(1, #calls[1].message.processes)
+  end)
+
+  it("treats a restarted process (same pid, new start) as a new one", function()
+    local r = new()
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    local again = process(310, "nginx", { start_ns = 99999 })
+    assert.same({ nginx }, r:update({ again }))
+    assert.is_nil(r:process_by_id("id-nginx"))
+    assert.same({ "reportProcesses" }, rpcs(r:next_calls()))
+    r:on_report_response(downstream({ again, "id-nginx" }))
+    assert.equal(again, r:process_by_id("id-nginx"))
+  end)
+
+  it("serves the latest scan's table for a known process", function()
+    local r = new()
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    local fresh = process(310, "nginx")
+    fresh.properties.support_ebpf_profiling = "false"
+    assert.same({}, r:update({ fresh }))
+    assert.equal(fresh, r:process_by_id("id-nginx"))
+    assert.same("false", r:next_calls()[1].message.processes[1].properties[1].value)
+  end)
+
+  it("validates its options", function()
+    local r, err = reporter.new({ agent_id = AGENT, heartbeat_every = 0 })
+    assert.is_nil(r)
+    assert.equal("heartbeat_every: not a positive integer", err)
+    r, err = reporter.new({ heartbeat_every = 10 })
+    assert.is_nil(r)
+    assert.equal("agent_id: missing", err)
+  end)
+
+  it("builds messages that encode with the project's Process.proto", function()
+    local set = os.tmpname()
+    local ok = os.execute(string.format("protoc -I%s --include_imports --descriptor_set_out=%s "
+      .. "ebpf/profiling/Process.proto 2>/dev/null", PROTO_DIR, set))
+    local fh = io.open(set, "rb")
+    local bytes = fh and fh:read("*a")
+    if fh then fh:close() end
+    os.remove(set)
+    if (ok ~= 0 and ok ~= true) or not bytes or bytes == "" then
+      pending("protoc is not installed")
+      return
+    end
+    local schema = assert(protobuf.load_descriptor_set(bytes))
+    local r = new()
+    redis.properties.container_id = string.rep("ab", 32)
+    r:update({ nginx, redis })
+    local report = r:next_calls()[1].message
+    local wire = assert(protobuf.encode(schema, "skywalking.v3.EBPFProcessReportList", report))
+    assert.same(report, protobuf.decode(schema, "skywalking.v3.EBPFProcessReportList", wire))
+    local answer = assert(protobuf.encode(schema, "skywalking.v3.EBPFReportProcessDownstream",
+      downstream({ nginx, "id-nginx" }, { redis, "id-redis" })))
+    r:on_report_response(protobuf.decode(schema, "skywalking.v3.EBPFReportProcessDownstream", answer))
+    local ping = r:next_calls()[1].message
+    assert.truthy(protobuf.encode(schema, "skywalking.v3.EBPFProcessPingPkgList", ping))
+    assert.equal(redis, r:process_by_id("id-redis"))
+  end)
+end)
