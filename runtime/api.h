@@ -419,6 +419,7 @@ int mr_check(const char *feature, char *detail, size_t len);
 /* ------------------------------------------------------------------ system */
 
 uint64_t mr_monotonic_ns(void);
+int32_t mr_self_pid(void);
 int mr_process_exists(int pid);
 /* Copies the process name of pid into buf; returns 0 or a negative errno. */
 int mr_process_comm(int pid, char *buf, size_t len);

@@ -40,6 +40,11 @@ uint64_t mr_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int32_t mr_self_pid(void)
+{
+	return (int32_t)getpid();
+}
+
 int mr_process_exists(int pid)
 {
 	char path[64];

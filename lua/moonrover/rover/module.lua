@@ -78,24 +78,29 @@ local RPC_TYPES = {
   keepAlive = { oap_client.KEEP_ALIVE, "skywalking.v3.EBPFProcessPingPkgList", "skywalking.v3.Commands" },
 }
 
-local function report(st, agent)
-  st.reporter:update(st.finder:scan())
-  local rpc, message = st.reporter:next_call()
-  local types = rpc and RPC_TYPES[rpc]
-  if not types then
-    return
-  end
-  st.client:unary(types[1], types[2], message, types[3], function(response, err)
-    if rpc ~= "reportProcesses" then
-      return
-    end
+local function on_reported(st, agent)
+  return function(response, err)
     if response then
       st.reporter:on_report_response(response)
+      st.tasks:tick()
     else
       st.reporter:on_report_failed()
       agent.log.warn("reporting processes failed: %s", err)
     end
-  end)
+  end
+end
+
+local function report(st, agent)
+  local processes, problems = st.finder:scan()
+  for _, p in ipairs(problems or {}) do
+    agent.log.warn("process naming: %s", p)
+  end
+  st.reporter:update(processes)
+  for _, call in ipairs(st.reporter:next_calls()) do
+    local types = RPC_TYPES[call.rpc]
+    local done = call.rpc == "reportProcesses" and on_reported(st, agent) or function() end
+    st.client:unary(types[1], types[2], call.message, types[3], done)
+  end
 end
 
 local function query_tasks(st, agent)

@@ -32,6 +32,15 @@ function _M.exe(pid)
   return n >= 0 and ffi.string(buf, n) or nil
 end
 
+function _M.cwd(pid)
+  local n = lib.mr_proc_link(pid, "cwd", buf, BUF)
+  return n >= 0 and ffi.string(buf, n) or nil
+end
+
+function _M.self_pid()
+  return lib.mr_self_pid()
+end
+
 function _M.start_ns(pid)
   return tonumber(lib.mr_proc_start_ns(pid))
 end
