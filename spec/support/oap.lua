@@ -61,8 +61,11 @@ function _M.start(opts)
   local self = setmetatable({ dir = dir, record = dir .. "/oap-record.jsonl", tasks = dir .. "/oap-tasks.json",
     out = dir .. "/oap.out", err = dir .. "/oap.err", pid_file = dir .. "/oap.pid",
     exit_file = dir .. "/oap.exit" }, Stub)
+  -- A restart in the same directory must not read the previous run's files.
   os.remove(self.exit_file)
-  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) &", command_line(self, opts),
+  os.remove(self.pid_file)
+  os.remove(self.out)
+  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) >/dev/null 2>&1 &", command_line(self, opts),
     e2e.quote(self.out), e2e.quote(self.err), e2e.quote(self.pid_file), e2e.quote(self.exit_file)))
   self.pid = poll(function() return tonumber(e2e.read_all(self.pid_file) or "") end, 50)
   self.port = poll(function()
