@@ -284,4 +284,51 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
       assert.same("spec-token", r.metadata.authentication)
     end
   end)
+
+  it("sends dump counts that add up to the samples taken, then frees the task's kernel objects", function()
+    if skip then return pending(skip) end
+    start_all()
+    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    local fds_before = tonumber(sh("ls /proc/" .. agent.pid .. "/fd | wc -l"))
+    stub:write_tasks({ task({ taskId = "spec-count", duration = 2 }) })
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:log_text():match("task spec%-count %(ON_CPU%) finished")
+    end, 100), agent:log_text())
+    local taken = 'moonrover_rover_task_samples{task="spec-count"}'
+    local function sent()
+      local n = 0
+      for _, d in ipairs(data_of(stub, "spec-count")) do
+        n = n + d.record.message.onCPU.dumpCount
+      end
+      return n
+    end
+    assert.is_truthy(agent_run.wait_for(function()
+      local total = agent:metric(taken)
+      return total and total > 0 and sent() == total
+    end, 100), "sent " .. sent() .. ", taken " .. tostring(agent:metric(taken)))
+    assert.is_truthy(agent_run.wait_for(function()
+      return tonumber(sh("ls /proc/" .. agent.pid .. "/fd | wc -l")) <= fds_before
+    end, 50), "the finished task's perf events and BPF objects should be closed")
+  end)
+
+  it("names processes with a user's Lua naming module before the configured rules", function()
+    if skip then return pending(skip) end
+    os.execute("mkdir -p " .. dir .. "/scripts")
+    write(dir .. "/scripts/process_naming.lua", [[
+local _M = {}
+function _M.name(ctx)
+  if ctx.process.exe_name == "cpu_ratio" then
+    return { layer = "GENERAL", serviceName = "named-in-lua", instanceName = ctx.rover.host_name,
+      processName = "burner", labels = { "lua" } }
+  end
+end
+return _M
+]])
+    start_all()
+    local p = agent_run.wait_for(function() return reported(stub, workload) end, 100)
+    assert.is_truthy(p, agent:log_text())
+    assert.same("named-in-lua", p.hostProcess.entity.serviceName)
+    assert.same("burner", p.hostProcess.entity.processName)
+    assert.same({ "lua" }, p.hostProcess.entity.labels)
+  end)
 end)

@@ -15,7 +15,9 @@ local FRAME_KERNEL = 1                -- enum mr_frame_kind
 local MISSING = "[MISSING]"
 
 -- task: from task_command.parse; pids: the local pids of its processes;
--- opts.frequency: on-CPU samples per second (Rover: 1000 / dump_period ms).
+-- opts.frequency: on-CPU samples per second (Rover: 1000 / dump_period ms);
+-- opts.on_samples(total): told, at each collect, how many samples (or
+-- switches) the kernel has counted for the task so far.
 function _M.new(task, pids, opts)
   if task.target ~= "ON_CPU" and task.target ~= "OFF_CPU" then
     return nil, "target " .. tostring(task.target) .. " is not a CPU profile"
@@ -25,6 +27,7 @@ function _M.new(task, pids, opts)
     pids = pids,
     off_cpu = task.target == "OFF_CPU",
     frequency = opts and opts.frequency or 111,
+    on_samples = opts and opts.on_samples,
     stack_ids = {}, -- symbols text -> stable id for this task
     next_id = 0,
   }, mt)
@@ -132,6 +135,9 @@ function _M:collect()
   self.p:poll(0)
   if not self.p:drain(prof) then
     return {}
+  end
+  if self.on_samples then
+    self.on_samples(self.p:stats().samples)
   end
   local view, out = view_of(prof), {}
   local samples = lib.mr_profile_samples(prof)

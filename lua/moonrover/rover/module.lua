@@ -47,16 +47,26 @@ function _M.settings(cfg)
   return s
 end
 
+-- A user module named process_naming (in the --scripts directory) with a
+-- name(ctx) function names processes before the configured rules do.
+local function user_namer()
+  local ok, naming = pcall(require, "process_naming")
+  if ok and type(naming) == "table" and type(naming.name) == "function" then
+    return naming.name
+  end
+  return nil
+end
+
 local function finder_config(s, agent_id)
   local rules = {}
   for i, r in ipairs(s.rules) do
     rules[i] = { match_cmd = r.match_cmd, layer = r.layer, service_name = r.service_name,
       instance_name = r.instance_name, process_name = r.process_name, labels = r.labels }
   end
-  return { rules = rules, instance_id = agent_id, cluster_name = s.cluster_name or "" }
+  return { rules = rules, instance_id = agent_id, cluster_name = s.cluster_name or "", namer = user_namer() }
 end
 
-local function runner_factory(s, reporter)
+local function runner_factory(s, reporter, agent)
   local frequency = math.max(1, math.floor(1 / math.max(s.dump_period, 0.001)))
   return function(task, processes)
     local pids = {}
@@ -66,7 +76,9 @@ local function runner_factory(s, reporter)
     if task.target == "NETWORK" then
       return nil, "NETWORK tasks are not supported yet"
     end
-    return cpu_runner.new(task, pids, { frequency = frequency })
+    local taken = agent.gauge("moonrover_rover_task_samples", "Samples (or context switches) the kernel "
+      .. "counted for a profiling task so far", { task = task.id })
+    return cpu_runner.new(task, pids, { frequency = frequency, on_samples = function(n) taken:set(n) end })
   end, function(id)
     return reporter:process_by_id(id)
   end
@@ -174,7 +186,7 @@ function _M.run(agent)
     error("cannot set up the connection to OAP: " .. err, 0)
   end
   st.reporter = process_reporter.new({ heartbeat_every = s.properties_every or 10, agent_id = st.agent_id })
-  local new_runner, resolve = runner_factory(s, st.reporter)
+  local new_runner, resolve = runner_factory(s, st.reporter, agent)
   st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,
     log = function(level, fmt, ...) agent.log[level](fmt, ...) end })
   -- After a reload the tasks are asked for again from the start (OAP re-sends
