@@ -23,6 +23,8 @@
 /* Longest an event waits in the kernel when the ring is far from full: an
  * idle agent then wakes 10 times a second, not 100. */
 #define DRAIN_MS 100
+/* How long scripts with on_stop hooks get to finish (e.g. a last flush). */
+#define STOP_GRACE_S 2
 
 struct agent {
 	const struct mr_agent_opts *opts;
@@ -35,6 +37,7 @@ struct agent {
 	struct event *events[6];
 	size_t nevents;
 	uint32_t batch_max;
+	int stopping;
 };
 
 static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench" };
@@ -94,6 +97,16 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	mr_log(MR_LEVEL_INFO, "agent", "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	if (!a->stopping) {
+		struct timeval grace = { .tv_sec = STOP_GRACE_S };
+
+		a->stopping = 1;
+		if (mr_host_stop(a->host) && event_base_loopexit(a->base, &grace) == 0) {
+			mr_log(MR_LEVEL_INFO, "agent", "letting the scripts finish (up to %d s; signal again to stop now)",
+			       STOP_GRACE_S);
+			return;
+		}
+	}
 	event_base_loopbreak(a->base);
 }
 

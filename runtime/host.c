@@ -258,6 +258,15 @@ static void remember(struct mr_recent *r, const unsigned char *records, uint32_t
 	r->size = size;
 }
 
+int mr_host_stop(struct mr_host *h)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < h->nscripts; i++)
+		any |= mr_script_stop(h->scripts[i]);
+	return any;
+}
+
 void mr_host_deliver(struct mr_host *h, uint32_t stream, const void *records, uint32_t n, uint32_t size)
 {
 	char err[1024];

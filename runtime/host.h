@@ -44,6 +44,8 @@ int mr_host_start(struct mr_host *h);
 /* Loads every script anew, tries each on a canary batch, and swaps the whole
  * set in only if all succeed; otherwise the running set stays. 0 or -1. */
 int mr_host_reload(struct mr_host *h);
+/* Runs every script's on_stop hooks; returns 1 when any script had some. */
+int mr_host_stop(struct mr_host *h);
 /* Hands a batch to every script subscribed to the stream. */
 void mr_host_deliver(struct mr_host *h, uint32_t stream, const void *records, uint32_t n, uint32_t size);
 /* Adds v to a per-script counter such as moonrover_lua_errors_total. */

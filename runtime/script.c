@@ -117,6 +117,7 @@ static void find_entries(struct mr_script *s)
 		s->ref_dispatch = entry_ref(L, "_dispatch");
 		s->ref_timer = entry_ref(L, "_timer");
 		s->ref_export = entry_ref(L, "_export");
+		s->ref_stop = entry_ref(L, "_stop");
 	}
 	lua_pop(L, 3);
 }
@@ -131,7 +132,7 @@ static struct mr_script *script_new(struct mr_host *h, const char *name, const c
 	s->canary = canary;
 	s->name = strdup(name);
 	s->path = strdup(path);
-	s->ref_dispatch = s->ref_timer = s->ref_export = LUA_NOREF;
+	s->ref_dispatch = s->ref_timer = s->ref_export = s->ref_stop = LUA_NOREF;
 	if (!s->name || !s->path) {
 		mr_script_free(s);
 		return NULL;
@@ -196,6 +197,17 @@ void mr_script_fire_timer(struct mr_script *s, uint32_t id)
 	lua_pushinteger(s->L, (lua_Integer)id);
 	if (call(s, 1, 0, err, sizeof(err)) != 0 && !s->disabled)
 		report_error(s, err);
+}
+
+int mr_script_stop(struct mr_script *s)
+{
+	char err[1024];
+
+	if (push_entry(s, s->ref_stop) != 0)
+		return 0;
+	if (call(s, 0, 0, err, sizeof(err)) != 0 && !s->disabled)
+		report_error(s, err);
+	return 1;
 }
 
 int mr_script_export(struct mr_script *s, char **out, size_t *len, char *err, size_t errlen)

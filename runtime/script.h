@@ -31,6 +31,7 @@ struct mr_script {
 	int ref_dispatch;         /* moonrover.agent's entry points, LUA_NOREF when absent */
 	int ref_timer;
 	int ref_export;
+	int ref_stop;
 	struct mr_script_timer **timers;
 	size_t ntimers;
 	size_t timers_cap;
@@ -48,6 +49,8 @@ struct mr_script *mr_script_load(struct mr_host *h, const char *name, const char
  * the callback failed (logged and counted; the script may now be disabled). */
 int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records, uint32_t n, char *err,
 		       size_t errlen);
+/* Runs the script's on_stop hooks; returns 1 when it had any. */
+int mr_script_stop(struct mr_script *s);
 /* Runs the script's timer id (from its timer event). */
 void mr_script_fire_timer(struct mr_script *s, uint32_t id);
 /* Asks the script for the state to hand its next version: a malloc'd string

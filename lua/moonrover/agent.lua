@@ -30,6 +30,7 @@ for name, s in pairs(STREAMS) do
 end
 
 local handlers = {} -- stream id -> list of functions
+local stoppers = {}
 local timers = {}   -- timer id -> { fn, repeating }
 local next_timer = 0
 local exporter
@@ -204,6 +205,22 @@ function _M.imported()
     error("the previous version's state cannot be read: " .. err, 2)
   end
   return value
+end
+
+-- on_stop(fn): fn() runs when the agent is asked to stop (SIGTERM, SIGINT),
+-- before it exits; the agent then keeps its loop (timers, calls in flight)
+-- running for a short grace period so last work can finish.
+function _M.on_stop(fn)
+  if type(fn) ~= "function" then
+    error("on_stop(fn): fn must be a function", 2)
+  end
+  stoppers[#stoppers + 1] = fn
+end
+
+function _M._stop()
+  for _, fn in ipairs(stoppers) do
+    fn()
+  end
 end
 
 function _M._dispatch(stream, addr, n)

@@ -331,4 +331,17 @@ return _M
     assert.same("burner", p.hostProcess.entity.processName)
     assert.same({ "lua" }, p.hostProcess.entity.labels)
   end)
+
+  it("sends the running tasks' last data when the agent is stopped", function()
+    if skip then return pending(skip) end
+    start_all()
+    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    stub:write_tasks({ task({ taskId = "spec-stop" }) })
+    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-stop") > 0 end, 100))
+    local stopped_at = now_ms()
+    assert.same(0, agent:stop())
+    agent = nil
+    local last = data_of(stub, "spec-stop")
+    assert.is_true(last[#last].record.time >= stopped_at, "a flush should follow the stop signal")
+  end)
 end)

@@ -133,6 +133,16 @@ describe("moonrover.agent", function()
     assert.has_error(function() agent.counter("9bad") end, 'invalid metric name "9bad"')
   end)
 
+  it("runs on_stop hooks in order when the agent stops", function()
+    local agent = load_agent()
+    local order = {}
+    agent.on_stop(function() order[#order + 1] = "a" end)
+    agent.on_stop(function() order[#order + 1] = "b" end)
+    agent._stop()
+    assert.same({ "a", "b" }, order)
+    assert.has_error(function() agent.on_stop(1) end, "on_stop(fn): fn must be a function")
+  end)
+
   it("hands state to the next version through export and imported", function()
     local old = load_agent()
     assert.is_nil(old._export())

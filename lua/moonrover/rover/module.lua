@@ -194,6 +194,10 @@ function _M.run(agent)
   st.tasks:take_over(old.tasks or {})
   agent.export(function() return { agent_id = st.agent_id, tasks = st.tasks:hand_over() } end)
   start_timers(st, agent, s)
+  agent.on_stop(function()
+    st.tasks:stop_all()
+    flush(st, agent)
+  end)
   agent.log.info("reporting to OAP at %s as agent %s", st.client.address, st.agent_id)
   return true
 end
