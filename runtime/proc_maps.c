@@ -3,8 +3,10 @@
 #include "proc_maps.h"
 #include "growarray.h"
 #include "line_reader.h"
+#include "proc_root.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,13 +88,15 @@ static int read_lines(FILE *f, struct mr_proc_maps *out)
 
 int mr_proc_maps_read(int pid, struct mr_proc_maps *out)
 {
-	char path[64];
+	char path[PATH_MAX];
 	FILE *f;
 	int rc;
 
 	out->v = NULL;
 	out->n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	rc = mr_proc_path(path, sizeof(path), pid, "maps");
+	if (rc != 0)
+		return rc;
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;

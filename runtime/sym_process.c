@@ -3,6 +3,7 @@
  * or /proc/PID/map_files (deleted or replaced files), parsed once through the
  * file cache, and the JIT perf map. */
 #include "sym_process.h"
+#include "proc_root.h"
 #include "sym_map.h"
 
 #include <errno.h>
@@ -17,11 +18,13 @@
 
 static int open_via_root(int pid, const struct mr_map_entry *m)
 {
-	char path[PATH_MAX];
+	char root[PATH_MAX], path[PATH_MAX];
 	struct stat st;
 	int n, fd;
 
-	n = snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
+	if (mr_proc_path(root, sizeof(root), pid, "root") != 0)
+		return -ENAMETOOLONG;
+	n = snprintf(path, sizeof(path), "%s%s", root, m->path);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -40,7 +43,7 @@ static int is_vdso(const struct mr_map_entry *m)
 
 static int open_mapped(int pid, const struct mr_map_entry *m, int vdso_fd)
 {
-	char path[96];
+	char name[64], path[PATH_MAX];
 	int fd;
 
 	if (is_vdso(m))
@@ -49,8 +52,9 @@ static int open_mapped(int pid, const struct mr_map_entry *m, int vdso_fd)
 
 	if (fd >= 0)
 		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
-		 m->end);
+	snprintf(name, sizeof(name), "map_files/%" PRIx64 "-%" PRIx64, m->start, m->end);
+	if (mr_proc_path(path, sizeof(path), pid, name) != 0)
+		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd >= 0 ? fd : -errno;
 }
@@ -58,13 +62,15 @@ static int open_mapped(int pid, const struct mr_map_entry *m, int vdso_fd)
 static struct mr_sym_file *load_mapped(int pid, const struct mr_map_entry *m,
 				       struct mr_file_cache *c, int vdso_fd)
 {
-	char root[48];
+	char root[PATH_MAX];
 	struct mr_sym_file *f = NULL;
 	int fd = open_mapped(pid, m, vdso_fd);
 
-	if (fd < 0)
+	if (fd < 0 || mr_proc_path(root, sizeof(root), pid, "root") != 0) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
-	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	}
 	if (mr_file_cache_get(c, fd, root, m->path, &f) < 0)
 		f = NULL;
 	close(fd);

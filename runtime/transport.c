@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <grpc/grpc_security.h>
+#include <grpc/support/log.h>
 
+#include "log.h"
 #include "transport_internal.h"
 
 #define DEFAULT_QUEUE_BYTES (64u << 20)
@@ -106,9 +108,18 @@ static grpc_channel *make_channel(const struct mr_transport_opts *o, char *err, 
 		snprintf(err, errlen, "cannot create a gRPC channel to %s", o->address);
 	return ch;
 }
+/* gRPC's own messages go to the agent's log (as "grpc"), not raw to stderr. */
+static void route_grpc_log(gpr_log_func_args *args)
+{
+	int level = args->severity == GPR_LOG_SEVERITY_ERROR ? MR_LEVEL_WARN : MR_LEVEL_DEBUG;
+
+	mr_log(level, "grpc", "%s", args->message);
+}
+
 
 static int set_up(struct mr_transport *t, const struct mr_transport_opts *o, char *err, size_t errlen)
 {
+	gpr_set_log_function(route_grpc_log);
 	grpc_init();
 	t->grpc_initialized = 1;
 	if (o->authentication && o->authentication[0]) {

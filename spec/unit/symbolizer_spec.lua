@@ -422,3 +422,27 @@ describe("symbolizer", function()
     assert.equals(0, stats(s).processes)
   end)
 end)
+
+describe("symbolizer with ROVER_HOST_PROC_MAPPING", function()
+  for _, decl in ipairs({ "int setenv(const char *, const char *, int);", "int unsetenv(const char *);",
+    "int getpid(void);" }) do
+    pcall(ffi.cdef, decl)
+  end
+
+  after_each(function()
+    ffi.C.unsetenv("ROVER_HOST_PROC_MAPPING")
+  end)
+
+  it("reads mappings through the mapped proc directory", function()
+    local pid = ffi.C.getpid()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -m 700 " .. dir .. " && ln -s /proc/" .. pid .. " " .. dir .. "/" .. pid) == 0)
+    local s = ffi.gc(lib.mr_symbolizer_new(0), lib.mr_symbolizer_free)
+    ffi.C.setenv("ROVER_HOST_PROC_MAPPING", dir .. "/missing", 1)
+    assert.is_true(lib.mr_symbolizer_track(s, pid) < 0)
+    ffi.C.setenv("ROVER_HOST_PROC_MAPPING", dir, 1)
+    assert.same(0, lib.mr_symbolizer_track(s, pid))
+    os.execute("rm -rf " .. dir)
+  end)
+end)
