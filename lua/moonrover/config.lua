@@ -327,6 +327,21 @@ local function lookup(cfg, key)
   return node
 end
 
+-- Reads several typed values at once: fields is a list of { name, key,
+-- accessor } (accessor: one of the get_ functions). Returns { name = value },
+-- or nil and the first problem.
+function _M.read_fields(cfg, fields)
+  local out = {}
+  for _, f in ipairs(fields) do
+    local v, err = f[3](cfg, f[2])
+    if err then
+      return nil, err
+    end
+    out[f[1]] = v
+  end
+  return out
+end
+
 -- the raw value at key (a string, a list or a mapping), or default
 function _M.get(cfg, key, default)
   local value = lookup(cfg, key)

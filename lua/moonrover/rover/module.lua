@@ -26,8 +26,7 @@ end
 
 -- The settings this module uses, typed, or nil and the first bad one.
 function _M.settings(cfg)
-  local s = {}
-  local fields = {
+  local s, err = config.read_fields(cfg, {
     { "heartbeat", "process_discovery.heartbeat_period", config.get_duration },
     { "properties_every", "process_discovery.properties_report_period", config.get_int },
     { "check_interval", "profiling.check_interval", config.get_duration },
@@ -35,13 +34,9 @@ function _M.settings(cfg)
     { "dump_period", "profiling.task.on_cpu.dump_period", config.get_duration },
     { "profiling", "profiling.active", config.get_bool },
     { "cluster_name", "core.cluster_name", config.get_string },
-  }
-  for _, f in ipairs(fields) do
-    local v, err = f[3](cfg, f[2])
-    if err then
-      return nil, err
-    end
-    s[f[1]] = v
+  })
+  if not s then
+    return nil, err
   end
   s.rules = config.get(cfg, "process_discovery.scanner.regex") or {}
   return s

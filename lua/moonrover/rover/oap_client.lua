@@ -25,8 +25,7 @@ end
 
 -- The transport options from Rover's core.backend section.
 function _M.options(cfg)
-  local o = {}
-  local fields = {
+  return config.read_fields(cfg, {
     { "address", "core.backend.addr", config.get_string },
     { "tls", "core.backend.enable_tls", config.get_bool },
     { "ca_path", "core.backend.ca_pem_path", config.get_string },
@@ -34,15 +33,7 @@ function _M.options(cfg)
     { "key_path", "core.backend.client_key_path", config.get_string },
     { "insecure_skip_verify", "core.backend.insecure_skip_verify", config.get_bool },
     { "authentication", "core.backend.authentication", config.get_string },
-  }
-  for _, f in ipairs(fields) do
-    local v, err = f[3](cfg, f[2])
-    if err then
-      return nil, err
-    end
-    o[f[1]] = v
-  end
-  return o
+  })
 end
 
 function _M.open(cfg)
