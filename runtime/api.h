@@ -299,6 +299,9 @@ void mr_lua_enter(void);
  * seconds when repeat is 1. */
 int mr_script_timer(mr_script *s, uint32_t id, double seconds, int32_t repeat);
 void mr_script_timer_cancel(mr_script *s, uint32_t id);
+/* Gives the script its own time budget (10 ms to 60 s) instead of the
+ * agent's, for scripts whose calls do bounded but heavy runtime work. */
+int mr_script_set_budget(mr_script *s, uint32_t ms);
 void mr_script_log(mr_script *s, int32_t level, const char *msg);
 int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help,
 			 const char *labels, char *err, size_t errlen);

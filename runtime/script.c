@@ -49,7 +49,12 @@ static void disable(struct mr_script *s)
 	mr_host_count(s->host, "moonrover_lua_states_abandoned_total",
 		      "Lua states left unfreed after an interrupted callback (their memory leaks)", NULL, 1);
 	mr_log(MR_LEVEL_ERROR, s->name, "a callback ran past its budget of %u ms: script disabled until the next successful reload",
-	       s->host->budget_ms);
+	       mr_script_budget(s));
+}
+
+unsigned mr_script_budget(const struct mr_script *s)
+{
+	return s->budget_ms ? s->budget_ms : s->host->budget_ms;
 }
 
 static void report_error(struct mr_script *s, const char *msg)
@@ -80,9 +85,9 @@ static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errl
 
 	lua_pushcfunction(L, traceback);
 	lua_insert(L, base);
-	rc = mr_watchdog_pcall(L, nargs, nres, base, s->host->budget_ms);
+	rc = mr_watchdog_pcall(L, nargs, nres, base, mr_script_budget(s));
 	if (rc == -1) {
-		snprintf(err, errlen, "%s: ran past its time budget of %u ms", s->path, s->host->budget_ms);
+		snprintf(err, errlen, "%s: ran past its time budget of %u ms", s->path, mr_script_budget(s));
 		disable(s);
 		return -1;
 	}

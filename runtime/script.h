@@ -27,6 +27,7 @@ struct mr_script {
 	lua_State *L;             /* NULL once abandoned or closed */
 	int canary;               /* a trial copy: no timers, no metric updates */
 	int disabled;             /* interrupted: no more calls until a reload */
+	unsigned budget_ms;       /* its own time budget; 0: the agent's */
 	uint32_t streams;         /* bit per subscribed stream */
 	int ref_dispatch;         /* moonrover.agent's entry points, LUA_NOREF when absent */
 	int ref_timer;
@@ -49,6 +50,8 @@ struct mr_script *mr_script_load(struct mr_host *h, const char *name, const char
  * the callback failed (logged and counted; the script may now be disabled). */
 int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records, uint32_t n, char *err,
 		       size_t errlen);
+/* The time budget of the script's calls, in milliseconds. */
+unsigned mr_script_budget(const struct mr_script *s);
 /* Runs the script's on_stop hooks; returns 1 when it had any. */
 int mr_script_stop(struct mr_script *s);
 /* Runs the script's timer id (from its timer event). */

@@ -119,6 +119,19 @@ void mr_script_timer_cancel(mr_script *s, uint32_t id)
 	mr_watchdog_enter();
 }
 
+int mr_script_set_budget(mr_script *s, uint32_t ms)
+{
+	int rc = -EINVAL;
+
+	mr_watchdog_leave();
+	if (ms >= 10 && ms <= 60000) {
+		s->budget_ms = ms;
+		rc = 0;
+	}
+	mr_watchdog_enter();
+	return rc;
+}
+
 void mr_script_log(mr_script *s, int32_t level, const char *msg)
 {
 	mr_watchdog_leave();

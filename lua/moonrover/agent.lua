@@ -181,6 +181,14 @@ function _M.config()
   return loaded_config
 end
 
+-- set_budget(ms): this script's calls may run up to ms milliseconds (10 to
+-- 60000) instead of the agent's --budget-ms, for bounded but heavy work.
+function _M.set_budget(ms)
+  if lib.mr_script_set_budget(script, ms) ~= 0 then
+    error("set_budget(ms): ms must be from 10 to 60000", 2)
+  end
+end
+
 -- Seconds on a monotonic clock (the clock of the events' ts_ns).
 function _M.now()
   return tonumber(lib.mr_monotonic_ns()) / 1e9

@@ -9,6 +9,10 @@ local fake_lib = setmetatable({
   mr_script_subscribe = function(_, stream) calls[#calls + 1] = { "subscribe", stream } return 0 end,
   mr_script_timer = function(_, id, s, rep) calls[#calls + 1] = { "timer", id, s, rep } return 0 end,
   mr_script_timer_cancel = function(_, id) calls[#calls + 1] = { "cancel", id } end,
+  mr_script_set_budget = function(_, ms)
+    calls[#calls + 1] = { "budget", ms }
+    return (ms >= 10 and ms <= 60000) and 0 or -22
+  end,
   mr_script_log = function(_, level, msg) calls[#calls + 1] = { "log", level, ffi.string(msg) } end,
   mr_script_metric = function(_, kind, name, help, labels, err, len)
     calls[#calls + 1] = { "metric", kind, name, help, labels }
@@ -131,6 +135,13 @@ describe("moonrover.agent", function()
     local agent = load_agent()
     metric_result = -1
     assert.has_error(function() agent.counter("9bad") end, 'invalid metric name "9bad"')
+  end)
+
+  it("sets the script's own budget within bounds", function()
+    local agent = load_agent()
+    agent.set_budget(5000)
+    assert.same({ "budget", 5000 }, calls[1])
+    assert.has_error(function() agent.set_budget(5) end, "set_budget(ms): ms must be from 10 to 60000")
   end)
 
   it("runs on_stop hooks in order when the agent stops", function()

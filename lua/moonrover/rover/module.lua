@@ -16,6 +16,9 @@ local task_manager = require("moonrover.rover.task_manager")
 local _M = {}
 
 local POLL_SECONDS = 0.1
+-- Draining and symbolizing a task's stacks (parsing a large binary's symbols
+-- the first time) is bounded work that can exceed the agent's default budget.
+local BUDGET_MS = 10000
 local TICK_SECONDS = 1
 
 local function new_uuid()
@@ -175,6 +178,7 @@ function _M.run(agent)
   if agent.canary then
     return true
   end
+  agent.set_budget(BUDGET_MS)
   st.finder = finder
   st.client, err = oap_client.open(cfg)
   if not st.client then
