@@ -15,6 +15,8 @@
 
 const volatile bool filter_pids = false;
 const volatile bool kernel_stacks = true;
+/* The profiler itself, left out of whole-system profiles. */
+const volatile __u32 exclude_tgid = 0;
 
 /* Which counts map the programs write to: flipped by the runtime. */
 volatile __u32 active;
@@ -79,6 +81,8 @@ struct {
 
 static __always_inline bool wanted(__u32 tgid)
 {
+	if (tgid == exclude_tgid)
+		return false;
 	if (!filter_pids)
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;

@@ -12,7 +12,8 @@ local _M = {
   summary = "profile the machine or some processes into a flame graph, pprof or folded stacks",
   usage = "moonrover profile [--pid PID[,PID...]] [--duration SECONDS] [--output FILE] ...",
   description = "Samples on-CPU stacks (or, with --off-cpu, the time threads spend blocked) with\n" ..
-    "eBPF, for every process or the ones given, and writes them symbolized.",
+    "eBPF, for every process (moonrover itself left out) or the ones given, and writes them\n" ..
+    "symbolized.",
 }
 
 _M.options = {
