@@ -344,4 +344,30 @@ return _M
     local last = data_of(stub, "spec-stop")
     assert.is_true(last[#last].record.time >= stopped_at, "a flush should follow the stop signal")
   end)
+
+  it("keeps its agent id and running tasks across a hot reload", function()
+    if skip then return pending(skip) end
+    start_all()
+    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    stub:write_tasks({ task({ taskId = "spec-reload" }) })
+    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-reload") > 0 end, 100))
+    local started = tonumber(data_of(stub, "spec-reload")[1].task.profilingStartTime)
+    local reloaded = now_ms()
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function()
+      for _, d in ipairs(data_of(stub, "spec-reload")) do
+        if d.record.time > reloaded + 1500 then
+          return true
+        end
+      end
+    end, 150), agent:log_text())
+    for _, d in ipairs(data_of(stub, "spec-reload")) do
+      assert.same(started, tonumber(d.task.profilingStartTime))
+    end
+    local first_id = stub:records("queryTasks")[1].message.roverInstanceId
+    for _, r in ipairs(stub:records("queryTasks")) do
+      assert.same(first_id, r.message.roverInstanceId)
+    end
+    assert.matches("loaded %d script%(s%)", agent:log_text())
+  end)
 end)

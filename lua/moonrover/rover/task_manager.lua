@@ -41,8 +41,11 @@ function _M.new(deps)
 end
 
 -- What the next version needs to go on where this one stops (a hot reload):
--- the start time of every running task and the data not yet sent. Stops the
--- tasks; the new version's runners take over when OAP re-sends the tasks.
+-- the start time of every running task and the data not yet sent. The
+-- runners keep running, so a reload that is refused after this call loses
+-- nothing but this data; when the reload goes through, closing this
+-- version's state closes them, and the new version's runners take over when
+-- OAP re-sends the tasks.
 function _M:hand_over()
   local starts = {}
   for identity, ctx in pairs(self.contexts) do
@@ -50,9 +53,9 @@ function _M:hand_over()
       starts[identity] = ctx.started
     end
   end
-  self:stop_all()
   local messages = self:flush()
-  self:flushed(false)
+  self.in_flight = nil
+  self.pending = {}
   return { starts = starts, messages = messages }
 end
 
