@@ -29,12 +29,6 @@ version_g:set(state.version)
 agent.export(function() return state end)
 ]]
 
-local function write(path, text)
-  local fh = assert(io.open(path, "w"))
-  fh:write(text)
-  fh:close()
-end
-
 -- Copies /bin/true under a name of our own so its events are ours alone.
 local function make_program(dir, name)
   local path = dir .. "/" .. name
@@ -180,6 +174,7 @@ agent.gauge("spec_config_ok", "1 when the script saw the configured address"):se
     write(scripts .. "/sleeper.lua", [[
 local agent = require("moonrover.agent")
 local rt = require("moonrover.rt")
+local write = require("support.files").write
 agent.on("process", function(batch) rt.lib.mr_sleep_ms(800) end)
 ]])
     agent = agent_run.start(dir, scripts, "--budget-ms 200")

@@ -4,6 +4,7 @@
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
 local oap = require("support.oap")
+local write = require("support.files").write
 
 local skip = e2e.skip_reason()
 
@@ -27,12 +28,6 @@ profiling:
   check_interval: 1s
   flush_interval: 1s
 ]]
-
-local function write(path, text)
-  local fh = assert(io.open(path, "w"))
-  fh:write(text)
-  fh:close()
-end
 
 local function reported(stub, pid)
   for _, r in ipairs(stub:records("reportProcesses")) do

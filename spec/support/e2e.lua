@@ -5,15 +5,7 @@ local _M = {}
 _M.bin = os.getenv("MOONROVER_BIN") or "build/moonrover"
 _M.workloads = os.getenv("MOONROVER_WORKLOADS") or "build/workloads"
 
-local function read_all(path)
-  local fh = io.open(path, "rb")
-  if not fh then
-    return nil
-  end
-  local text = fh:read("*a")
-  fh:close()
-  return text
-end
+local read_all = require("support.files").read
 _M.read_all = read_all
 
 local function shell_quote(s)

@@ -2,12 +2,7 @@
 -- command line did not give, with Rover's overrides and clear errors.
 local args = require("moonrover.args")
 local agent_cmd = require("moonrover.commands.agent")
-
-local function write(path, text)
-  local fh = assert(io.open(path, "w"))
-  fh:write(text)
-  fh:close()
-end
+local write = require("support.files").write
 
 describe("moonrover agent options", function()
   local path

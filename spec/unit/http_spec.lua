@@ -2,6 +2,8 @@
 -- /healthz served on a libevent base that this spec drives itself through
 -- the FFI, with /usr/bin/python3 as the client in a background process.
 local rt = require("moonrover.rt")
+local files = require("support.files")
+local read_file, write_file = files.read, files.write
 local ffi, lib = rt.ffi, rt.lib
 
 ffi.cdef([[
@@ -46,22 +48,6 @@ os.rename(out + ".part", out)
 
 local function sh_quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
-end
-
-local function write_file(path, data)
-  local f = assert(io.open(path, "wb"))
-  assert(f:write(data))
-  f:close()
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local data = f:read("*a")
-  f:close()
-  return data
 end
 
 -- Splits a raw HTTP response into status code, headers (lower-case names) and body.

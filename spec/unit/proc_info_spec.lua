@@ -2,6 +2,7 @@
 -- /proc/PID, the exe link, the start time, the symbol check, and a fake proc
 -- tree named by ROVER_HOST_PROC_MAPPING.
 local rt = require("moonrover.rt")
+local write_file = require("support.files").write
 local ffi, lib = rt.ffi, rt.lib
 
 ffi.cdef([[
@@ -23,12 +24,6 @@ local function capture(cmd)
   local out = f:read("*a")
   f:close()
   return out
-end
-
-local function write_file(path, data)
-  local f = assert(io.open(path, "wb"))
-  f:write(data)
-  f:close()
 end
 
 local function slurp(path)

@@ -1,6 +1,8 @@
 -- Specs for the descriptor-driven protobuf codec, checked against protoc's
 -- own descriptors and against Python's protobuf runtime (Debian's).
 local protobuf = require("moonrover.protobuf")
+local files = require("support.files")
+local read, write = files.read, files.write
 
 local FIXTURES = debug.getinfo(1, "S").source:match("^@(.*/)") .. "../fixtures/protobuf/"
 
@@ -9,19 +11,6 @@ local function sh(cmd)
   local out = p:read("*a")
   local ok = p:close()
   return ok, out
-end
-
-local function read(path)
-  local fh = assert(io.open(path, "rb"))
-  local s = fh:read("*a")
-  fh:close()
-  return s
-end
-
-local function write(path, s)
-  local fh = assert(io.open(path, "wb"))
-  fh:write(s)
-  fh:close()
 end
 
 local SAMPLE = {

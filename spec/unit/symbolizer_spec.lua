@@ -2,6 +2,8 @@
 -- built with cc/g++ into a temporary directory, started as child processes
 -- that print the runtime addresses of their functions, then resolved.
 local rt = require("moonrover.rt")
+local files = require("support.files")
+local read_file, write_file = files.read, files.write
 local ffi, lib = rt.ffi, rt.lib
 
 local ENOENT, ESRCH = 2, 3
@@ -18,20 +20,6 @@ local function capture(cmd)
   local out = f:read("*a")
   f:close()
   return out
-end
-
-local function read_file(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local data = f:read("*a")
-  f:close()
-  return data
-end
-
-local function write_file(path, data)
-  local f = assert(io.open(path, "w"))
-  f:write(data)
-  f:close()
 end
 
 local function build_fixtures(dir)

@@ -4,6 +4,7 @@
 -- agent does it: poll the notify fd (bounded), read it, then drain
 -- mr_transport_next. TLS material comes from openssl into a temp dir.
 local rt = require("moonrover.rt")
+local read_file = require("support.files").read
 local ffi, lib = rt.ffi, rt.lib
 
 pcall(ffi.cdef, "struct pollfd { int fd; short events; short revents; };")
@@ -21,16 +22,6 @@ local SERVER = SOURCE_DIR .. "/spec/support/grpc_echo.py"
 local function sh(cmd)
   local ok = os.execute(cmd)
   return ok == true or ok == 0
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local data = f:read("*a")
-  f:close()
-  return data
 end
 
 local function now_ms()
