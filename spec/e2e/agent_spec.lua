@@ -3,6 +3,7 @@
 -- clean stop. The agent runs in the background; specs read its /metrics.
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
+local write = require("support.files").write
 
 local skip = e2e.skip_reason()
 
@@ -174,7 +175,6 @@ agent.gauge("spec_config_ok", "1 when the script saw the configured address"):se
     write(scripts .. "/sleeper.lua", [[
 local agent = require("moonrover.agent")
 local rt = require("moonrover.rt")
-local write = require("support.files").write
 agent.on("process", function(batch) rt.lib.mr_sleep_ms(800) end)
 ]])
     agent = agent_run.start(dir, scripts, "--budget-ms 200")
