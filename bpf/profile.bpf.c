@@ -217,11 +217,24 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 
 /* Switch-out of a blocked thread: remember where and when. Switch-in: add
  * the time it was off the CPU to the stack it blocked in. */
+/* Kernels before 5.14 call the task state "state" instead of "__state". */
+struct task_struct___pre_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+}
+
+/* Three arguments only: the fourth (prev_state) exists since Linux 5.18. */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 prev_tid = prev->pid, prev_tgid = prev->tgid, next_tid = next->pid;
+	long prev_state = task_state(prev);
 	struct blocked_since *b, rec;
 	__u64 now = bpf_ktime_get_ns();
 

@@ -38,6 +38,7 @@ struct agent {
 	size_t nevents;
 	uint32_t batch_max;
 	int stopping;
+	int wrote_pid_file;
 };
 
 static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench" };
@@ -134,17 +135,27 @@ static int add_events(struct agent *a)
 	return rc;
 }
 
-static int write_pid_file(const char *path, char *err, size_t errlen)
+static int write_pid_file(struct agent *a, char *err, size_t errlen)
 {
+	const char *path = a->opts->pid_file;
 	FILE *f;
+	int bad;
 
 	if (!path || !*path)
 		return 0;
 	f = fopen(path, "we");
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0) {
+	if (!f) {
 		snprintf(err, errlen, "cannot write the pid file %s: %s", path, strerror(errno));
 		return -errno;
 	}
+	bad = fprintf(f, "%d\n", (int)getpid()) < 0;
+	bad |= fclose(f) != 0;
+	if (bad) {
+		snprintf(err, errlen, "cannot write the pid file %s: %s", path, strerror(errno));
+		unlink(path);
+		return -EIO;
+	}
+	a->wrote_pid_file = 1;
 	return 0;
 }
 
@@ -173,7 +184,7 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	return write_pid_file(o->pid_file, err, errlen);
+	return 0;
 }
 
 static void close_parts(struct agent *a)
@@ -186,7 +197,7 @@ static void close_parts(struct agent *a)
 	mr_metrics_free(a->metrics);
 	if (a->base)
 		event_base_free(a->base);
-	if (a->opts->pid_file && *a->opts->pid_file)
+	if (a->wrote_pid_file)
 		unlink(a->opts->pid_file);
 }
 
@@ -204,6 +215,10 @@ static int run(struct agent *a, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up the event loop");
 		return -ENOMEM;
 	}
+	/* Only now: `moonrover reload` may send SIGHUP as soon as it exists. */
+	rc = write_pid_file(a, err, errlen);
+	if (rc != 0)
+		return rc;
 	mr_agent_stats_sync(&a->stats, a->dp, a->host, a->http);
 	if (a->http)
 		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u", (int)getpid(),

@@ -187,6 +187,8 @@ int mr_profiler_start(mr_profiler *p, char *err, size_t errlen)
 		e = attach_sampling(p, err, errlen);
 	if (e != 0) {
 		mr_profiler_stop(p);
+		ring_buffer__free(p->notices);
+		p->notices = NULL;
 		return e;
 	}
 	p->started = 1;

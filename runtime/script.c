@@ -100,9 +100,27 @@ static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errl
 	return 0;
 }
 
-static int entry_ref(lua_State *L, const char *field)
+static const char *const ENTRIES[] = { "_dispatch", "_timer", "_export", "_stop" };
+#define NENTRIES (sizeof(ENTRIES) / sizeof(ENTRIES[0]))
+
+/* Returns moonrover.agent's entry points (nil for each when the script did
+ * not use it). Runs as a protected call: a script may have broken package. */
+static int entries(lua_State *L)
 {
-	lua_getfield(L, -1, field);
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "loaded");
+	lua_getfield(L, -1, "moonrover.agent");
+	for (size_t i = 0; i < NENTRIES; i++) {
+		if (lua_istable(L, 3))
+			lua_getfield(L, 3, ENTRIES[i]);
+		else
+			lua_pushnil(L);
+	}
+	return (int)NENTRIES;
+}
+
+static int entry_ref(lua_State *L)
+{
 	if (!lua_isfunction(L, -1)) {
 		lua_pop(L, 1);
 		return LUA_NOREF;
@@ -111,20 +129,20 @@ static int entry_ref(lua_State *L, const char *field)
 }
 
 /* Finds moonrover.agent's entry points if the script used it. */
-static void find_entries(struct mr_script *s)
+static int find_entries(struct mr_script *s, char *err, size_t errlen)
 {
-	lua_State *L = s->L;
+	char why[512];
 
-	lua_getglobal(L, "package");
-	lua_getfield(L, -1, "loaded");
-	lua_getfield(L, -1, "moonrover.agent");
-	if (lua_istable(L, -1)) {
-		s->ref_dispatch = entry_ref(L, "_dispatch");
-		s->ref_timer = entry_ref(L, "_timer");
-		s->ref_export = entry_ref(L, "_export");
-		s->ref_stop = entry_ref(L, "_stop");
+	lua_pushcfunction(s->L, entries);
+	if (call(s, 0, (int)NENTRIES, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%s: its package table is unusable: %s", s->path, why);
+		return -1;
 	}
-	lua_pop(L, 3);
+	s->ref_stop = entry_ref(s->L);
+	s->ref_export = entry_ref(s->L);
+	s->ref_timer = entry_ref(s->L);
+	s->ref_dispatch = entry_ref(s->L);
+	return 0;
 }
 
 static struct mr_script *script_new(struct mr_host *h, const char *name, const char *path, int canary)
@@ -160,11 +178,10 @@ struct mr_script *mr_script_load(struct mr_host *h, const char *name, const char
 		mr_script_free(s);
 		return NULL;
 	}
-	if (call(s, 0, 0, err, errlen) != 0) {
+	if (call(s, 0, 0, err, errlen) != 0 || find_entries(s, err, errlen) != 0) {
 		mr_script_free(s);
 		return NULL;
 	}
-	find_entries(s);
 	return s;
 }
 
@@ -207,12 +224,18 @@ void mr_script_fire_timer(struct mr_script *s, uint32_t id)
 int mr_script_stop(struct mr_script *s)
 {
 	char err[1024];
+	int hooks;
 
 	if (push_entry(s, s->ref_stop) != 0)
 		return 0;
-	if (call(s, 0, 0, err, sizeof(err)) != 0 && !s->disabled)
-		report_error(s, err);
-	return 1;
+	if (call(s, 0, 1, err, sizeof(err)) != 0) {
+		if (!s->disabled)
+			report_error(s, err);
+		return 0;
+	}
+	hooks = (int)lua_tointeger(s->L, -1);
+	lua_pop(s->L, 1);
+	return hooks > 0;
 }
 
 int mr_script_export(struct mr_script *s, char **out, size_t *len, char *err, size_t errlen)
@@ -241,9 +264,11 @@ void mr_script_free(struct mr_script *s)
 {
 	if (!s)
 		return;
-	free_timers(s);
+	/* Finalizers run by lua_close may still cancel or add timers. */
 	if (s->L)
 		lua_close(s->L);
+	s->L = NULL;
+	free_timers(s);
 	free(s->name);
 	free(s->path);
 	free(s);

@@ -3,6 +3,9 @@
  * cast once to mr_script * through the FFI), its name, whether this is the
  * canary run, and the state its previous version exported. */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -11,6 +14,34 @@
 #include "log.h"
 #include "script.h"
 #include "script_state.h"
+#include "watchdog.h"
+
+/* The whole stream, malloc'd (NUL-terminated), or NULL. */
+static char *read_stream(FILE *f, size_t *len)
+{
+	size_t cap = 4096, n = 0, got;
+	char *buf = malloc(cap), *grown;
+
+	while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (n + 1 == cap) {
+			grown = realloc(buf, cap * 2);
+			if (!grown) {
+				free(buf);
+				return NULL;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+	}
+	if (!buf || ferror(f)) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
 
 static int print_to_log(lua_State *L)
 {
@@ -20,22 +51,104 @@ static int print_to_log(lua_State *L)
 
 	luaL_buffinit(L, &b);
 	for (int i = 1; i <= n; i++) {
+		if (i > 1)
+			luaL_addchar(&b, '\t');
 		lua_getglobal(L, "tostring");
 		lua_pushvalue(L, i);
 		lua_call(L, 1, 1);
-		if (i > 1)
-			luaL_addchar(&b, '\t');
 		luaL_addvalue(&b);
 	}
 	luaL_pushresult(&b);
+	mr_watchdog_leave();
 	mr_log(MR_LEVEL_INFO, name, "%s", lua_tostring(L, -1));
+	mr_watchdog_enter();
 	return 0;
 }
 
-/* os keeps only what cannot block or take a lock. */
+/* os.time() without a date table (mktime takes libc's time-zone lock). */
+static int time_now(lua_State *L)
+{
+	if (!lua_isnoneornil(L, 1))
+		return luaL_error(L, "os.time with a date table is not available in agent scripts");
+	lua_pushnumber(L, (lua_Number)time(NULL));
+	return 1;
+}
+
+/* Reads a whole file with the interrupt held back (stdio and malloc take
+ * locks), then compiles it in the Lua state. */
+static int load_file(lua_State *L, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	mr_watchdog_leave();
+	f = fopen(path, "re");
+	if (f) {
+		text = read_stream(f, &len);
+		fclose(f);
+	}
+	mr_watchdog_enter();
+	if (!text) {
+		lua_pushfstring(L, "cannot read %s", path);
+		return LUA_ERRFILE;
+	}
+	lua_pushfstring(L, "@%s", path);
+	rc = luaL_loadbuffer(L, text, len, lua_tostring(L, -1));
+	lua_remove(L, -2);
+	mr_watchdog_leave();
+	free(text);
+	mr_watchdog_enter();
+	return rc;
+}
+
+static int loadfile_safe(lua_State *L)
+{
+	if (load_file(L, luaL_checkstring(L, 1)) != 0) {
+		lua_pushnil(L);
+		lua_insert(L, -2);
+		return 2;
+	}
+	return 1;
+}
+
+static int dofile_safe(lua_State *L)
+{
+	if (load_file(L, luaL_checkstring(L, 1)) != 0)
+		return lua_error(L);
+	lua_call(L, 0, LUA_MULTRET);
+	return lua_gettop(L) - 1;
+}
+
+/* package.loaders[2]: finds name along package.path and loads it safely. */
+static int search_lua_file(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	const char *path;
+
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "path");
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "searchpath");
+	if (!lua_isfunction(L, -1))
+		return luaL_error(L, "package.searchpath is missing");
+	lua_pushstring(L, name);
+	lua_pushvalue(L, -4);
+	lua_call(L, 2, 2);
+	path = lua_tostring(L, -2);
+	if (!path)
+		return 1; /* the message from searchpath */
+	if (load_file(L, path) != 0)
+		return lua_error(L);
+	return 1;
+}
+
+/* io goes, os keeps only what cannot block or take a lock, and everything
+ * that reads files does so with the interrupt held back. */
 static void restrict_libraries(lua_State *L, const char *name)
 {
-	static const char *const os_kept[] = { "time", "clock", "difftime", "getenv" };
+	static const char *const os_kept[] = { "clock", "difftime", "getenv" };
 
 	lua_pushnil(L);
 	lua_setglobal(L, "io");
@@ -46,7 +159,24 @@ static void restrict_libraries(lua_State *L, const char *name)
 		lua_setfield(L, -3, os_kept[i]);
 	}
 	lua_pop(L, 1);
+	lua_pushcfunction(L, time_now);
+	lua_setfield(L, -2, "time");
 	lua_setglobal(L, "os");
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "loaded");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "io");
+	lua_getglobal(L, "os");
+	lua_setfield(L, -2, "os");
+	lua_pop(L, 1);
+	lua_getfield(L, -1, "loaders");
+	lua_pushcfunction(L, search_lua_file);
+	lua_rawseti(L, -2, 2);
+	lua_pop(L, 2);
+	lua_pushcfunction(L, loadfile_safe);
+	lua_setglobal(L, "loadfile");
+	lua_pushcfunction(L, dofile_safe);
+	lua_setglobal(L, "dofile");
 	lua_pushstring(L, name);
 	lua_pushcclosure(L, print_to_log, 1);
 	lua_setglobal(L, "print");

@@ -40,6 +40,7 @@ int mr_watchdog_init(void)
 		return 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGALRM, &sa, NULL) != 0)
 		return -errno;
@@ -61,6 +62,10 @@ void mr_watchdog_shutdown(void)
 	timer_ready = 0;
 }
 
+/* Keeps firing every RETRY_NS after the budget until disarmed, so a signal
+ * that lands while the runtime has control is followed by another. */
+#define RETRY_NS 10000000L
+
 static void arm(unsigned ms)
 {
 	struct itimerspec its;
@@ -68,6 +73,7 @@ static void arm(unsigned ms)
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = ms / 1000;
 	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	its.it_interval.tv_nsec = RETRY_NS;
 	if (timer_ready)
 		timer_settime(timer, 0, &its, NULL);
 }
@@ -94,8 +100,8 @@ int mr_watchdog_pcall(lua_State *L, int nargs, int nresults, int errfunc, unsign
 	}
 	expired = 0;
 	jump_target = &here;
-	arm(budget_ms);
 	in_lua = 1;
+	arm(budget_ms);
 	rc = lua_pcall(L, nargs, nresults, errfunc);
 	in_lua = 0;
 	disarm();
@@ -112,7 +118,9 @@ void mr_watchdog_enter(void)
 {
 	if (!jump_target)
 		return;
-	if (expired)
-		siglongjmp(*jump_target, 1);
 	in_lua = 1;
+	if (expired) {
+		in_lua = 0;
+		siglongjmp(*jump_target, 1);
+	}
 }

@@ -76,8 +76,10 @@ local function add_timer(seconds, fn, repeating, level)
   end
   next_timer = next_timer + 1
   local id = next_timer
+  if lib.mr_script_timer(script, id, seconds, repeating and 1 or 0) ~= 0 then
+    error("the timer could not be set (intervals are 0.001 s to one year)", level)
+  end
   timers[id] = { fn = fn, repeating = repeating }
-  lib.mr_script_timer(script, id, seconds, repeating and 1 or 0)
   return {
     cancel = function()
       if timers[id] then
@@ -225,10 +227,12 @@ function _M.on_stop(fn)
   stoppers[#stoppers + 1] = fn
 end
 
+-- Runs the on_stop hooks; returns how many there were.
 function _M._stop()
   for _, fn in ipairs(stoppers) do
     fn()
   end
+  return #stoppers
 end
 
 function _M._dispatch(stream, addr, n)

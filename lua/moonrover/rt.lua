@@ -25,8 +25,11 @@ local function bracketed(raw)
       end
       local f = function(...)
         leave()
-        local r = v(...)
+        local ok, r = pcall(v, ...)
         enter()
+        if not ok then
+          error(r, 2)
+        end
         return r
       end
       rawset(t, name, f)
