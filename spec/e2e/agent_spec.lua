@@ -188,6 +188,25 @@ agent.on("process", function(batch) rt.lib.mr_sleep_ms(800) end)
     assert.is_true(agent:alive())
   end)
 
+  it("interrupts a script looping on print and survives one that breaks package", function()
+    if skip then return pending(skip) end
+    local program = make_program(dir, "mrspec_true")
+    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    write(scripts .. "/printer.lua", [[
+local agent = require("moonrover.agent")
+agent.after(0.05, function() while true do print("spam") end end)
+]])
+    write(scripts .. "/breaker.lua", "package = nil\n")
+    agent = agent_run.start(dir, scripts, "--budget-ms 50")
+    assert.is_truthy(agent.port, agent:log_text())
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_lua_interrupts_total{script="printer"}') == 1
+    end), agent:log_text():sub(-2000))
+    assert.matches("breaker%.lua: its package table is unusable", agent:log_text())
+    run_many(program, 5)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_exit") == 5 end))
+  end)
+
   it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
     if skip then return pending(skip) end
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
