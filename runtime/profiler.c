@@ -16,6 +16,7 @@
 #include "cpu_sampling.h"
 #include "pid_names.h"
 #include "profiler_internal.h"
+#include "script_owner.h"
 #include "profile.skel.h"
 
 #define DEFAULT_MAX_STACKS 65536
@@ -131,6 +132,7 @@ mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_
 		mr_profiler_close(p);
 		return NULL;
 	}
+	mr_owner_add(p, (mr_close_fn)mr_profiler_close);
 	return p;
 }
 
@@ -240,6 +242,7 @@ void mr_profiler_close(mr_profiler *p)
 {
 	if (!p)
 		return;
+	mr_owner_remove(p);
 	mr_profiler_stop(p);
 	ring_buffer__free(p->notices);
 	profile_bpf__destroy(p->skel);

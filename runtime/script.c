@@ -13,6 +13,7 @@
 #include "host.h"
 #include "log.h"
 #include "script.h"
+#include "script_owner.h"
 #include "script_state.h"
 #include "watchdog.h"
 
@@ -37,13 +38,15 @@ static void free_timers(struct mr_script *s)
 	s->ntimers = s->timers_cap = 0;
 }
 
-/* The state is left as it is: after a jump out of it nothing about it is safe. */
+/* The state is left as it is: after a jump out of it nothing about it is
+ * safe. What it opened through the runtime is closed here instead. */
 static void disable(struct mr_script *s)
 {
 	s->disabled = 1;
 	s->L = NULL;
 	s->streams = 0;
 	free_timers(s);
+	mr_owner_close_all(s);
 	mr_host_count(s->host, "moonrover_lua_interrupts_total",
 		      "Lua callbacks interrupted for running past their time budget", s->name, 1);
 	mr_host_count(s->host, "moonrover_lua_states_abandoned_total",
@@ -83,9 +86,13 @@ static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errl
 	lua_State *L = s->L;
 	int base = lua_gettop(L) - nargs, rc;
 
+	struct mr_script *caller = mr_owner_running();
+
 	lua_pushcfunction(L, traceback);
 	lua_insert(L, base);
+	mr_owner_set_running(s);
 	rc = mr_watchdog_pcall(L, nargs, nres, base, mr_script_budget(s));
+	mr_owner_set_running(caller);
 	if (rc == -1) {
 		snprintf(err, errlen, "%s: ran past its time budget of %u ms", s->path, mr_script_budget(s));
 		disable(s);

@@ -17,6 +17,7 @@
 #include <grpc/support/log.h>
 
 #include "log.h"
+#include "script_owner.h"
 #include "transport_internal.h"
 
 #define DEFAULT_QUEUE_BYTES (64u << 20)
@@ -162,6 +163,7 @@ mr_transport *mr_transport_open(const struct mr_transport_opts *o, char *err, si
 		mr_transport_close(t);
 		return NULL;
 	}
+	mr_owner_add(t, (mr_close_fn)mr_transport_close);
 	return t;
 }
 
@@ -189,6 +191,7 @@ void mr_transport_close(mr_transport *t)
 {
 	if (!t)
 		return;
+	mr_owner_remove(t);
 	mr_transport_calls_cancel(t);
 	if (t->channel)
 		grpc_channel_destroy(t->channel);

@@ -207,6 +207,33 @@ agent.after(0.05, function() while true do print("spam") end end)
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_exit") == 5 end))
   end)
 
+  it("closes what an interrupted script opened through the runtime", function()
+    if skip then return pending(skip) end
+    write(scripts .. "/holder.lua", [[
+local agent = require("moonrover.agent")
+local profiler = require("moonrover.profiler")
+local p = assert(profiler.open({ frequency = 99, kernel = true }))
+assert(p:start())
+agent.gauge("spec_holder_started", "1 once the profiler runs"):set(1)
+agent.after(1, function() while true do end end)
+]])
+    agent = agent_run.start(dir, scripts, "--budget-ms 100")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_holder_started") == 1 end),
+      agent:log_text())
+    local function fds()
+      local p = io.popen("ls /proc/" .. agent.pid .. "/fd | wc -l")
+      local n = tonumber(p:read("*l"))
+      p:close()
+      return n
+    end
+    local holding = fds()
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_lua_interrupts_total{script="holder"}') == 1
+    end), agent:log_text())
+    assert.is_truthy(agent_run.wait_for(function() return fds() < holding end),
+      "the abandoned script's perf events and BPF objects should be closed")
+  end)
+
   it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
     if skip then return pending(skip) end
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
