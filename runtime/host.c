@@ -131,18 +131,32 @@ static struct mr_script *old_version(struct mr_host *h, const char *name)
 	return NULL;
 }
 
-/* Loads the live version of one script with its predecessor's state. */
-static struct mr_script *load_live(struct mr_host *h, const struct mr_script_entry *e, char *err, size_t errlen)
-{
-	struct mr_script *old = old_version(h, e->name), *s;
-	char *state = NULL;
-	size_t len = 0;
+/* What a running version handed to its successor during a reload. */
+struct handover {
+	struct mr_script *old;
+	char *state;
+	size_t len;
+};
 
-	if (old && mr_script_export(old, &state, &len, err, errlen) != 0)
+/* Loads the live version of one script with its predecessor's state. */
+static struct mr_script *load_live(struct mr_host *h, const struct mr_script_entry *e, struct handover *ho,
+				   char *err, size_t errlen)
+{
+	ho->old = old_version(h, e->name);
+	if (ho->old && mr_script_export(ho->old, &ho->state, &ho->len, err, errlen) != 0)
 		mr_log(MR_LEVEL_WARN, e->name, "its state could not be handed over: %s", err);
-	s = mr_script_load(h, e->name, e->path, 0, state, len, err, errlen);
-	free(state);
-	return s;
+	return mr_script_load(h, e->name, e->path, 0, ho->state, ho->len, err, errlen);
+}
+
+/* A refused reload gives every running version back what it exported. */
+static void finish_handovers(struct handover *ho, size_t n, int refused)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (refused && ho[i].old)
+			mr_script_reclaim(ho[i].old, ho[i].state, ho[i].len);
+		free(ho[i].state);
+	}
+	free(ho);
 }
 
 /* Records how the last (re)load went; reloads (not the first load) are counted. */
@@ -170,18 +184,23 @@ static int load_all(struct mr_host *h, const struct mr_script_list *list, struct
 		    char *err, size_t errlen)
 {
 	struct mr_script **set = calloc(list->n ? list->n : 1, sizeof(*set));
+	struct handover *ho = calloc(list->n ? list->n : 1, sizeof(*ho));
 
-	if (!set) {
+	if (!set || !ho) {
+		free(set);
+		free(ho);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < list->n; i++) {
-		set[i] = load_live(h, &list->v[i], err, errlen);
+		set[i] = load_live(h, &list->v[i], &ho[i], err, errlen);
 		if (!set[i]) {
 			free_set(set, i);
+			finish_handovers(ho, i + 1, 1);
 			return -1;
 		}
 	}
+	finish_handovers(ho, list->n, 0);
 	*out = set;
 	return 0;
 }

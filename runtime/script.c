@@ -107,7 +107,7 @@ static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errl
 	return 0;
 }
 
-static const char *const ENTRIES[] = { "_dispatch", "_timer", "_export", "_stop" };
+static const char *const ENTRIES[] = { "_dispatch", "_timer", "_export", "_stop", "_reclaim" };
 #define NENTRIES (sizeof(ENTRIES) / sizeof(ENTRIES[0]))
 
 /* Returns moonrover.agent's entry points (nil for each when the script did
@@ -145,6 +145,7 @@ static int find_entries(struct mr_script *s, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: its package table is unusable: %s", s->path, why);
 		return -1;
 	}
+	s->ref_reclaim = entry_ref(s->L);
 	s->ref_stop = entry_ref(s->L);
 	s->ref_export = entry_ref(s->L);
 	s->ref_timer = entry_ref(s->L);
@@ -162,7 +163,7 @@ static struct mr_script *script_new(struct mr_host *h, const char *name, const c
 	s->canary = canary;
 	s->name = strdup(name);
 	s->path = strdup(path);
-	s->ref_dispatch = s->ref_timer = s->ref_export = s->ref_stop = LUA_NOREF;
+	s->ref_dispatch = s->ref_timer = s->ref_export = s->ref_stop = s->ref_reclaim = LUA_NOREF;
 	if (!s->name || !s->path) {
 		mr_script_free(s);
 		return NULL;
@@ -224,6 +225,17 @@ void mr_script_fire_timer(struct mr_script *s, uint32_t id)
 	if (push_entry(s, s->ref_timer) != 0)
 		return;
 	lua_pushinteger(s->L, (lua_Integer)id);
+	if (call(s, 1, 0, err, sizeof(err)) != 0 && !s->disabled)
+		report_error(s, err);
+}
+
+void mr_script_reclaim(struct mr_script *s, const char *state, size_t len)
+{
+	char err[1024];
+
+	if (!state || push_entry(s, s->ref_reclaim) != 0)
+		return;
+	lua_pushlstring(s->L, state, len);
 	if (call(s, 1, 0, err, sizeof(err)) != 0 && !s->disabled)
 		report_error(s, err);
 }

@@ -33,6 +33,7 @@ struct mr_script {
 	int ref_timer;
 	int ref_export;
 	int ref_stop;
+	int ref_reclaim;
 	struct mr_script_timer **timers;
 	size_t ntimers;
 	size_t timers_cap;
@@ -52,6 +53,9 @@ int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records
 		       size_t errlen);
 /* The time budget of the script's calls, in milliseconds. */
 unsigned mr_script_budget(const struct mr_script *s);
+/* Gives back the state the script exported for a reload that was then
+ * refused (the script goes on running). */
+void mr_script_reclaim(struct mr_script *s, const char *state, size_t len);
 /* Runs the script's on_stop hooks; returns 1 when it had any. */
 int mr_script_stop(struct mr_script *s);
 /* Runs the script's timer id (from its timer event). */

@@ -31,6 +31,7 @@ end
 
 local handlers = {} -- stream id -> list of functions
 local stoppers = {}
+local reclaimer
 local timers = {}   -- timer id -> { fn, repeating }
 local next_timer = 0
 local exporter
@@ -196,13 +197,16 @@ function _M.now()
   return tonumber(lib.mr_monotonic_ns()) / 1e9
 end
 
--- export(fn): fn() returns the data (plain tables, strings, numbers,
--- booleans) to hand to this script's next version at a hot reload.
-function _M.export(fn)
-  if type(fn) ~= "function" then
-    error("export(fn): fn must be a function", 2)
+-- export(fn, refused): fn() returns the data (plain tables, strings,
+-- numbers, booleans) to hand to this script's next version at a hot reload.
+-- When the reload is then refused, refused(data) (optional) gets it back,
+-- and this version goes on running.
+function _M.export(fn, refused)
+  if type(fn) ~= "function" or (refused ~= nil and type(refused) ~= "function") then
+    error("export(fn, refused): fn (and refused, when given) must be functions", 2)
   end
   exporter = fn
+  reclaimer = refused
 end
 
 -- The data the previous version exported, or nil (first start, or none).
@@ -254,6 +258,12 @@ function _M._timer(id)
     lib.mr_script_timer_cancel(script, id)
   end
   t.fn()
+end
+
+function _M._reclaim(text)
+  if reclaimer then
+    reclaimer(assert(serialize.decode(text)))
+  end
 end
 
 function _M._export()

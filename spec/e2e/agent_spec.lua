@@ -234,6 +234,27 @@ agent.after(1, function() while true do end end)
       "the abandoned script's perf events and BPF objects should be closed")
   end)
 
+  it("gives exported state back to the running version when a reload is refused late", function()
+    if skip then return pending(skip) end
+    write(scripts .. "/a_holder.lua", [[
+local agent = require("moonrover.agent")
+local reclaimed = agent.gauge("spec_reclaimed", "state given back after a refused reload")
+agent.export(function() return { n = 7 } end, function(state) reclaimed:set(state.n) end)
+]])
+    write(scripts .. "/z_later.lua", "local agent = require('moonrover.agent')\n")
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent.port, agent:log_text())
+    -- passes its canary, fails when loaded for real: after a_holder exported
+    write(scripts .. "/z_later.lua", [[
+local agent = require("moonrover.agent")
+if not agent.canary then error("only the live load fails") end
+]])
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_reclaimed") == 7 end),
+      agent:log_text())
+    assert.matches("reload refused.*only the live load fails", agent:log_text())
+  end)
+
   it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
     if skip then return pending(skip) end
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))

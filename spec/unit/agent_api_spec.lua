@@ -154,6 +154,16 @@ describe("moonrover.agent", function()
     assert.has_error(function() agent.on_stop(1) end, "on_stop(fn): fn must be a function")
   end)
 
+  it("gives the exported state back when the reload is refused", function()
+    local agent = load_agent()
+    local back
+    agent.export(function() return { n = 3 } end, function(state) back = state end)
+    agent._reclaim(agent._export())
+    assert.same({ n = 3 }, back)
+    assert.has_error(function() agent.export(function() end, 5) end,
+      "export(fn, refused): fn (and refused, when given) must be functions")
+  end)
+
   it("hands state to the next version through export and imported", function()
     local old = load_agent()
     assert.is_nil(old._export())

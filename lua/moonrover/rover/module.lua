@@ -191,7 +191,8 @@ function _M.run(agent)
   -- After a reload the tasks are asked for again from the start (OAP re-sends
   -- them) and resume with their original start times and unsent data.
   st.tasks:take_over(old.tasks or {})
-  agent.export(function() return { agent_id = st.agent_id, tasks = st.tasks:hand_over() } end)
+  agent.export(function() return { agent_id = st.agent_id, tasks = st.tasks:hand_over() } end,
+    function(state) st.tasks:take_back(state.tasks or {}) end)
   start_timers(st, agent, s)
   agent.on_stop(function()
     st.tasks:stop_all()

@@ -59,6 +59,14 @@ function _M:hand_over()
   return { starts = starts, messages = messages }
 end
 
+-- Takes back what hand_over() gave away when the reload was refused: the
+-- data goes out with the next flush.
+function _M:take_back(state)
+  for _, m in ipairs(state.messages or {}) do
+    self.carried[#self.carried + 1] = m
+  end
+end
+
 -- Takes what hand_over() returned in the previous version.
 function _M:take_over(state)
   self.started_before = state.starts or {}
