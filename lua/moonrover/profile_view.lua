@@ -7,7 +7,9 @@ local _M = {}
 
 local KINDS = { [0] = "user", [1] = "kernel", [2] = "jit", [3] = "unknown" }
 
-local function string_cache(lib, ffi, prof)
+-- A function from a profile's string ids to Lua strings, each copied once.
+function _M.names(prof)
+  local lib, ffi = rt.lib, rt.ffi
   local cache = {}
   return function(id)
     local s = cache[id]
@@ -20,8 +22,8 @@ local function string_cache(lib, ffi, prof)
 end
 
 function _M.stacks(prof)
-  local lib, ffi = rt.lib, rt.ffi
-  local name = string_cache(lib, ffi, prof)
+  local lib = rt.lib
+  local name = _M.names(prof)
   local n = lib.mr_profile_sample_count(prof)
   local samples = lib.mr_profile_samples(prof)
   local stack = lib.mr_profile_stack_frames(prof)

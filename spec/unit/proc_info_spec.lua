@@ -2,7 +2,10 @@
 -- /proc/PID, the exe link, the start time, the symbol check, and a fake proc
 -- tree named by ROVER_HOST_PROC_MAPPING.
 local rt = require("moonrover.rt")
-local write_file = require("support.files").write
+local files = require("support.files")
+local shell = require("support.shell")
+local read_file, write_file = files.read, files.write
+local sh, capture = shell.must, shell.capture
 local ffi, lib = rt.ffi, rt.lib
 
 ffi.cdef([[
@@ -14,28 +17,8 @@ int unsetenv(const char *name);
 local ENOENT, ESRCH, ENOEXEC, EINVAL = 2, 3, 8, 22
 local MAPPING = "ROVER_HOST_PROC_MAPPING"
 
-local function sh(cmd)
-  local status = os.execute(cmd .. " >/dev/null 2>&1")
-  assert(status == 0 or status == true, "command failed: " .. cmd)
-end
-
-local function capture(cmd)
-  local f = assert(io.popen(cmd .. " 2>/dev/null", "r"))
-  local out = f:read("*a")
-  f:close()
-  return out
-end
-
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local data = f:read("*a")
-  f:close()
-  return data
-end
-
 local function uptime_ns()
-  local secs = assert(slurp("/proc/uptime")):match("^(%d+%.%d+)")
+  local secs = assert(read_file("/proc/uptime")):match("^(%d+%.%d+)")
   return tonumber(secs) * 1e9
 end
 
@@ -72,7 +55,7 @@ local function start_sleep()
   local f = assert(io.popen("echo $$; exec sleep 30", "r"))
   local child = { pid = tonumber(f:read("*l")), f = f }
   for _ = 1, 1000 do
-    if slurp("/proc/" .. child.pid .. "/comm") == "sleep\n" then return child end
+    if read_file("/proc/" .. child.pid .. "/comm") == "sleep\n" then return child end
     lib.mr_sleep_ms(5)
   end
   error("sleep did not start")
@@ -131,9 +114,9 @@ describe("process facts", function()
     assert.truthy(status:match("Name:%s+sleep\n"))
     assert.truthy(status:match("\nPid:%s+" .. child.pid .. "\n"))
     local _, cgroup = read(child.pid, "cgroup")
-    assert.equal(slurp("/proc/" .. child.pid .. "/cgroup"), cgroup)
+    assert.equal(read_file("/proc/" .. child.pid .. "/cgroup"), cgroup)
     local self = ffi.C.getpid()
-    local expected_env = slurp("/proc/" .. self .. "/environ")
+    local expected_env = read_file("/proc/" .. self .. "/environ")
     local len = #expected_env + 1
     local buf = ffi.new("char[?]", len)
     assert.equal(#expected_env, lib.mr_proc_read(self, "environ", buf, len))
@@ -276,7 +259,7 @@ describe("a mapped proc root", function()
     set_mapping("")
     local pids = list_pids()
     assert.is_true(pids[ffi.C.getpid()])
-    local comm = slurp("/proc/" .. ffi.C.getpid() .. "/comm"):gsub("\n$", "")
+    local comm = read_file("/proc/" .. ffi.C.getpid() .. "/comm"):gsub("\n$", "")
     assert.same({ #comm, comm }, { read(ffi.C.getpid(), "comm") })
   end)
 end)

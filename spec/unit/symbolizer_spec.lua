@@ -3,24 +3,14 @@
 -- that print the runtime addresses of their functions, then resolved.
 local rt = require("moonrover.rt")
 local files = require("support.files")
+local shell = require("support.shell")
+local sh, capture = shell.must, shell.capture
 local read_file, write_file = files.read, files.write
 local ffi, lib = rt.ffi, rt.lib
 
 local ENOENT, ESRCH = 2, 3
 local SOURCES = debug.getinfo(1, "S").source:match("^@(.*/)") .. "../fixtures/symbolizer/"
 local CFLAGS = "-O0 -g -fno-omit-frame-pointer"
-
-local function sh(cmd)
-  local status = os.execute(cmd .. " >/dev/null 2>&1")
-  assert(status == 0 or status == true, "command failed: " .. cmd)
-end
-
-local function capture(cmd)
-  local f = assert(io.popen(cmd .. " 2>/dev/null", "r"))
-  local out = f:read("*a")
-  f:close()
-  return out
-end
 
 local function build_fixtures(dir)
   local cc = "cc " .. CFLAGS .. " "

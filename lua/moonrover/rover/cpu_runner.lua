@@ -4,8 +4,9 @@
 -- separate metadata, symbols leaf first, "[MISSING]" for what has no symbol,
 -- counts as deltas since the previous collect (the drain empties the kernel's
 -- maps, so every drain is a delta).
-local rt = require("moonrover.rt")
+local profile_view = require("moonrover.profile_view")
 local profiler = require("moonrover.profiler")
+local rt = require("moonrover.rt")
 
 local _M = {}
 local mt = { __index = _M }
@@ -109,19 +110,11 @@ local function message(self, stacks, sample)
 end
 
 local function view_of(prof)
-  local lib, ffi = rt.lib, rt.ffi
-  local names = {}
+  local lib = rt.lib
   return {
     frames = lib.mr_profile_frames(prof),
     stack = lib.mr_profile_stack_frames(prof),
-    name = function(id)
-      local s = names[id]
-      if not s then
-        s = ffi.string(lib.mr_profile_string(prof, id))
-        names[id] = s
-      end
-      return s
-    end,
+    name = profile_view.names(prof),
   }
 end
 
