@@ -10,7 +10,7 @@
 
 #define NR_GETPPID 110 /* x86_64 */
 
-const volatile __u32 bench_pid = 0;
+const volatile __s32 bench_pid = 0;
 /* Ring fill level above which a submit wakes the consumer (set by the
  * runtime to a quarter of the ring); below it the consumer's timer drains. */
 const volatile __u64 wakeup_bytes = 1 << 20;
@@ -40,7 +40,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	struct mr_bench_event *e;
 	__u64 seq;
 
-	if (id != NR_GETPPID || (__u32)(pid_tgid >> 32) != bench_pid)
+	if (id != NR_GETPPID || (__s32)(pid_tgid >> 32) != bench_pid)
 		return 0;
 	seq = next_seq++;
 	e = bpf_ringbuf_reserve(&bench_events, sizeof(*e), 0);
@@ -50,7 +50,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	}
 	e->ts_ns = bpf_ktime_get_ns();
 	e->pid = pid_tgid >> 32;
-	e->tid = (__u32)pid_tgid;
+	e->tid = (__s32)pid_tgid;
 	e->seq = seq;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
 	bpf_ringbuf_submit(e, wakeup_flag());

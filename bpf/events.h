@@ -4,9 +4,7 @@
 #ifndef MR_BPF_EVENTS_H
 #define MR_BPF_EVENTS_H
 
-#ifndef MR_EVENT_COMM_LEN
-#define MR_EVENT_COMM_LEN 16
-#endif
+#define MR_COMM_LEN 16 /* the kernel's TASK_COMM_LEN */
 
 enum mr_process_event_kind {
 	MR_PROCESS_EXEC = 1, /* a process replaced its image (execve) */
@@ -19,20 +17,20 @@ struct mr_process_event {
 	__u64 ts_ns;       /* when it happened */
 	__u64 start_ns;    /* when the process started (exit: lifetime = ts_ns - start_ns) */
 	__u32 kind;        /* enum mr_process_event_kind */
-	__u32 pid;         /* the process (thread group) id */
-	__u32 ppid;        /* its parent; for fork, the process that forked */
+	__s32 pid;         /* the process (thread group) id */
+	__s32 ppid;        /* its parent; for fork, the process that forked */
 	__s32 exit_code;   /* exit: the status as wait() reports it; 0 otherwise */
 	__u32 uid;
 	__u32 seq;         /* per-CPU sequence number, to spot losses in tests */
-	char comm[MR_EVENT_COMM_LEN];
+	char comm[MR_COMM_LEN];
 	__u64 reserved;
 };
 
 /* A synthetic event for the event-path benchmark. */
 struct mr_bench_event {
 	__u64 ts_ns;
-	__u32 pid;
-	__u32 tid;
+	__s32 pid;
+	__s32 tid;
 	__u64 seq;
 	__u64 pad[5];
 };

@@ -54,7 +54,7 @@ static __always_inline __u64 wakeup_flag(void)
 
 /* One event about task's process. Start time and name come from the thread
  * group leader: a thread may rename itself, and the leader started first. */
-static __always_inline void emit(__u32 kind, struct task_struct *task, __u32 ppid, __s32 exit_code)
+static __always_inline void emit(__u32 kind, struct task_struct *task, __s32 ppid, __s32 exit_code)
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 	struct mr_process_event *e;

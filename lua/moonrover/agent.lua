@@ -1,19 +1,19 @@
 -- agent.lua - the API a script uses inside `moonrover agent`: event streams
 -- delivered in batches, timers, logging, metrics, and state handed over across
 -- hot reloads. Each script runs in its own Lua state; this module links that
--- state to the agent through the handle in package.loaded["moonrover.host"].
+-- state to the agent through the handle in package.loaded["moonrover.script_context"].
 -- The functions whose names start with "_" are the agent's entry points.
 local config = require("moonrover.config")
 local rt = require("moonrover.rt")
 local serialize = require("moonrover.serialize")
 
 local ffi, lib = rt.ffi, rt.lib
-local host = require("moonrover.host")
-local script = ffi.cast("mr_script *", host.script)
+local context = require("moonrover.script_context")
+local script = ffi.cast("mr_script *", context.script)
 
 local _M = {
-  name = host.name,
-  canary = host.canary,
+  name = context.name,
+  canary = context.canary,
   EXEC = lib.MR_PROCESS_EXEC,
   EXIT = lib.MR_PROCESS_EXIT,
   FORK = lib.MR_PROCESS_FORK,
@@ -62,7 +62,7 @@ function _M.on(stream, fn)
   end
   if not handlers[s.id] then
     handlers[s.id] = {}
-    lib.mr_script_subscribe(script, s.id)
+    assert(rt.call(lib.mr_script_subscribe, script, s.id))
   end
   local list = handlers[s.id]
   list[#list + 1] = fn
@@ -77,8 +77,9 @@ local function add_timer(seconds, fn, repeating, level)
   end
   next_timer = next_timer + 1
   local id = next_timer
-  if lib.mr_script_timer(script, id, seconds, repeating and 1 or 0) ~= 0 then
-    error("the timer could not be set (intervals are 0.001 s to one year)", level)
+  local ok, err = rt.call(lib.mr_script_timer, script, id, seconds, repeating and 1 or 0)
+  if not ok then
+    error(err, level)
   end
   timers[id] = { fn = fn, repeating = repeating }
   return {
@@ -130,7 +131,7 @@ local function labels_text(labels)
 end
 
 local function metric(kind, name, help, labels)
-  local series, err = rt.call_with_err(lib.mr_script_metric, script, kind, name, help or "",
+  local series, err = rt.call(lib.mr_script_metric, script, kind, name, help or "",
     labels_text(labels))
   if not series then
     error(err, 3)
@@ -171,8 +172,8 @@ local loaded_config
 function _M.config()
   if not loaded_config then
     local cfg, err
-    if host.config_text then
-      cfg, err = config.load_text(host.config_text, host.config_name)
+    if context.config_text then
+      cfg, err = config.load_text(context.config_text, context.config_name)
     else
       cfg = config.defaults()
     end
@@ -187,14 +188,15 @@ end
 -- set_budget(ms): this script's calls may run up to ms milliseconds (10 to
 -- 60000) instead of the agent's --budget-ms, for bounded but heavy work.
 function _M.set_budget(ms)
-  if lib.mr_script_set_budget(script, ms) ~= 0 then
-    error("set_budget(ms): ms must be from 10 to 60000", 2)
+  local ok, err = rt.call(lib.mr_script_set_budget, script, ms)
+  if not ok then
+    error("set_budget(ms): " .. err, 2)
   end
 end
 
 -- Seconds on a monotonic clock (the clock of the events' ts_ns).
 function _M.now()
-  return tonumber(lib.mr_monotonic_ns()) / 1e9
+  return tonumber(lib.mr_sys_monotonic_ns()) / 1e9
 end
 
 -- export(fn, refused): fn() returns the data (plain tables, strings,
@@ -211,10 +213,10 @@ end
 
 -- The data the previous version exported, or nil (first start, or none).
 function _M.imported()
-  if not host.imported then
+  if not context.imported then
     return nil
   end
-  local value, err = serialize.decode(host.imported)
+  local value, err = serialize.decode(context.imported)
   if err then
     error("the previous version's state cannot be read: " .. err, 2)
   end

@@ -6,6 +6,16 @@ local rt = require("moonrover.rt")
 local _M = {}
 local mt = { __index = _M }
 
+-- An empty profile (freed by the garbage collector), or nil and why.
+function _M.new_profile()
+  local lib = rt.lib
+  local prof, err = rt.call(lib.mr_profile_new)
+  if not prof then
+    return nil, err
+  end
+  return rt.ffi.gc(prof, lib.mr_profile_free)
+end
+
 -- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil }
 function _M.open(opts)
   local lib, ffi = rt.lib, rt.ffi
@@ -20,35 +30,41 @@ function _M.open(opts)
   end
   o.pids = #pids > 0 and pid_array or nil
   o.npids = #pids
-  local p, err = rt.call_with_err(lib.mr_profiler_open, o)
+  local p, err = rt.call(lib.mr_profiler_open, o)
   if not p then
     return nil, err
   end
   local self = setmetatable({}, mt)
   self.handle = ffi.gc(p, lib.mr_profiler_close)
-  self.profile = ffi.gc(lib.mr_profile_new(), lib.mr_profile_free)
+  self.profile, err = _M.new_profile()
+  if not self.profile then
+    self:close()
+    return nil, err
+  end
   self.period_ns = opts.off_cpu and 0 or math.floor(1e9 / o.frequency)
   return self
 end
 
 function _M:start()
-  local ok, err = rt.call_with_err(rt.lib.mr_profiler_start, self.handle)
+  local ok, err = rt.call(rt.lib.mr_profiler_start, self.handle)
   if not ok then
     return nil, err
   end
   return true
 end
 
--- Waits up to ms for kernel notices (new processes) and handles them.
+-- Waits up to ms for kernel notices (new processes) and handles them;
+-- returns how many, or nil and why.
 function _M:poll(ms)
-  return rt.lib.mr_profiler_poll(self.handle, ms)
+  return rt.call(rt.lib.mr_profiler_poll, self.handle, ms)
 end
 
--- Moves what the kernel counted so far into `into` (default self.profile).
+-- Moves what the kernel counted so far into `into` (default self.profile);
+-- true, or nil and why.
 function _M:drain(into)
-  local rc = rt.lib.mr_profiler_drain(self.handle, into or self.profile)
-  if rc ~= 0 then
-    return nil, "reading the kernel's counts failed (error " .. -rc .. ")"
+  local ok, err = rt.call(rt.lib.mr_profiler_drain, self.handle, into or self.profile)
+  if not ok then
+    return nil, err
   end
   return true
 end

@@ -1,6 +1,9 @@
--- rt.lua - the one place Lua declares the runtime's FFI surface (runtime/api.h).
+-- rt.lua - the one place Lua declares the runtime's FFI surface (runtime/api.h)
+-- and the one place a runtime failure becomes `nil, message`.
 -- Inside the moonrover executable the runtime's symbols are global (ffi.C);
 -- elsewhere (specs, tools) the shared library named by MOONROVER_LIB is loaded.
+-- Nothing is loaded before rt.lib or rt.ffi is first used, so modules that
+-- only require this one stay usable (and testable) without the runtime.
 local ffi = require("ffi")
 
 local _M = {}
@@ -16,7 +19,7 @@ end
 -- In an agent script's state, every runtime call is bracketed so that the
 -- time budget's interrupt never lands inside C code (it may hold a lock).
 local function bracketed(raw)
-  local leave, enter = raw.mr_lua_leave, raw.mr_lua_enter
+  local begin, finish = raw.mr_script_call_begin, raw.mr_script_call_end
   return setmetatable({}, {
     __index = function(t, name)
       local v = raw[name]
@@ -24,9 +27,9 @@ local function bracketed(raw)
         return v
       end
       local f = function(...)
-        leave()
+        begin()
         local ok, r = pcall(v, ...)
-        enter()
+        finish()
         if not ok then
           error(r, 2)
         end
@@ -38,29 +41,78 @@ local function bracketed(raw)
   })
 end
 
-ffi.cdef("const char *mr_api_cdef(void);")
-local lib = load_library()
-ffi.cdef(ffi.string(lib.mr_api_cdef()))
-if package.loaded["moonrover.host"] then
-  lib = bracketed(lib)
+local function declare()
+  ffi.cdef("const char *mr_api_cdef(void);")
+  local lib = load_library()
+  ffi.cdef(ffi.string(lib.mr_api_cdef()))
+  if package.loaded["moonrover.script_context"] then
+    lib = bracketed(lib)
+  end
+  return lib
 end
 
-_M.lib = lib
-_M.ffi = ffi
+-- rt.lib and rt.ffi: the first use of either declares the runtime's types
+-- and loads its library.
+setmetatable(_M, {
+  __index = function(t, key)
+    if key == "lib" or key == "ffi" then
+      rawset(t, "lib", declare())
+      rawset(t, "ffi", ffi)
+      return rawget(t, key)
+    end
+  end,
+})
 
-local ERRBUF = 512
+local test_api_declared = false
+
+-- Declares runtime/api_test.h as well: the functions only specs and
+-- benchmarks call. Returns this module.
+function _M.with_test_api()
+  if not test_api_declared then
+    local lib = _M.lib
+    ffi.cdef("const char *mr_api_test_cdef(void);")
+    ffi.cdef(ffi.string(lib.mr_api_test_cdef()))
+    test_api_declared = true
+  end
+  return _M
+end
+
+-- One message buffer per Lua state: Lua runs one call at a time.
+local ERRLEN = 512
+local errbuf = ffi.new("char[?]", ERRLEN)
+local int64 = ffi.typeof("int64_t")
+
+-- Callers by the number of arguments before the error buffer, so that
+-- appending it needs no table (these calls sit on hot paths).
+local CALLERS = {
+  [0] = function(fn) return fn(errbuf, ERRLEN) end,
+  function(fn, a) return fn(a, errbuf, ERRLEN) end,
+  function(fn, a, b) return fn(a, b, errbuf, ERRLEN) end,
+  function(fn, a, b, c) return fn(a, b, c, errbuf, ERRLEN) end,
+  function(fn, a, b, c, d) return fn(a, b, c, d, errbuf, ERRLEN) end,
+  function(fn, a, b, c, d, e) return fn(a, b, c, d, e, errbuf, ERRLEN) end,
+  function(fn, a, b, c, d, e, f) return fn(a, b, c, d, e, f, errbuf, ERRLEN) end,
+  function(fn, a, b, c, d, e, f, g) return fn(a, b, c, d, e, f, g, errbuf, ERRLEN) end,
+  function(fn, a, b, c, d, e, f, g, h) return fn(a, b, c, d, e, f, g, h, errbuf, ERRLEN) end,
+}
+
+local function failed(res)
+  if type(res) == "number" then
+    return res < 0
+  end
+  return res == nil or (ffi.istype(int64, res) and res < 0)
+end
 
 -- Calls a runtime function whose last two parameters are an error buffer and
--- its size. Returns its result, or nil and the message when it returned NULL
--- or a negative number.
-function _M.call_with_err(fn, ...)
-  local buf = ffi.new("char[?]", ERRBUF)
-  local n = select("#", ...)
-  local argv = { ... }
-  argv[n + 1], argv[n + 2] = buf, ERRBUF
-  local res = fn(unpack(argv, 1, n + 2))
-  if res == nil or (type(res) == "number" and res < 0) then
-    return nil, ffi.string(buf)
+-- its size (the runtime's convention for everything that can fail). Returns
+-- its result, or nil and the one-line message when it returned a negative
+-- errno or NULL.
+function _M.call(fn, ...)
+  errbuf[0] = 0
+  local res = CALLERS[select("#", ...)](fn, ...)
+  if failed(res) then
+    local msg = ffi.string(errbuf)
+    return nil, msg ~= "" and msg or "the runtime reported a failure without saying why"
   end
   return res
 end

@@ -2,7 +2,7 @@
 -- generator pinned to CPU1 become struct mr_bench_event records (bench.bpf.c)
 -- that the data plane moves into its bench queue; this process (pinned to
 -- CPU0 by the wrapper) consumes them in one of two ways, alternating:
---   C:   mr_stream_drain_in_c (peek, count per pid in a C hash table, release)
+--   C:   mr_data_plane_drain_in_c (peek, count per pid in a C hash table, release)
 --   Lua: peek, a JIT-compiled loop over the storage (cast once) counting per
 --        pid in a Lua table, release
 -- and reports events/s delivered, the consumer thread's CPU per million
@@ -11,7 +11,7 @@
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/events_lua_vs_c.lua [SECONDS] [ROUNDS]
 package.path = "lua/?.lua;" .. package.path
 local lfs = require("lfs")
-local rt = require("moonrover.rt")
+local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
 ffi.cdef([[
@@ -82,7 +82,7 @@ local function spawn_generator()
     if (read_all("/proc/" .. pid .. "/stat") or ""):match("^%d+ %(.-%) T") then
       return pid
     end
-    lib.mr_sleep_ms(5)
+    lib.mr_sys_sleep_ms(5)
   end
   error("the generator did not start")
 end
@@ -90,12 +90,12 @@ end
 -- The Lua consumer: the storage is cast once, the loop stays compiled.
 local counts = {}
 local function lua_drainer(d)
-  local base = ffi.cast("struct mr_bench_event *", lib.mr_stream_storage(d, BENCH))
+  local base = ffi.cast("struct mr_bench_event *", lib.mr_data_plane_storage(d, BENCH))
   local index = ffi.new("uint32_t[1]")
   return function()
     local total = 0
     while true do
-      local n = lib.mr_stream_peek(d, BENCH, MAX_RUN, index)
+      local n = lib.mr_data_plane_peek(d, BENCH, MAX_RUN, index)
       if n == 0 then
         return total
       end
@@ -104,7 +104,7 @@ local function lua_drainer(d)
         local pid = base[i].pid
         counts[pid] = (counts[pid] or 0) + 1
       end
-      lib.mr_stream_release(d, BENCH, n)
+      lib.mr_data_plane_release(d, BENCH, n)
       total = total + n
     end
   end
@@ -112,7 +112,7 @@ end
 
 local function c_drainer(d)
   return function()
-    return tonumber(lib.mr_stream_drain_in_c(d, BENCH))
+    return tonumber(lib.mr_data_plane_drain_in_c(d, BENCH))
   end
 end
 
@@ -123,14 +123,14 @@ local function consume(d, pid, drain)
   local pfd = ffi.new("struct pollfd[1]")
   pfd[0].fd, pfd[0].events = lib.mr_data_plane_notify_fd(d), POLLIN
   local buf = ffi.new("uint64_t[1]")
-  local finishing, last = 0, lib.mr_monotonic_ns()
+  local finishing, last = 0, lib.mr_sys_monotonic_ns()
   while finishing < 3 do
     if ffi.C.poll(pfd, 1, 100) > 0 then
       assert(ffi.C.read(pfd[0].fd, buf, 8) == 8, "read of the notify eventfd failed")
     end
     local n = drain()
     if n > 0 then
-      last = lib.mr_monotonic_ns()
+      last = lib.mr_sys_monotonic_ns()
     end
     if not alive(pid) then
       finishing = n == 0 and finishing + 1 or 0
@@ -142,15 +142,15 @@ end
 local function run_round(mode)
   local pid = spawn_generator()
   local o = ffi.new("struct mr_data_plane_opts", { flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid })
-  local d = assert(rt.call_with_err(lib.mr_data_plane_open, o))
-  assert(rt.call_with_err(lib.mr_data_plane_start, d))
+  local d = assert(rt.call(lib.mr_data_plane_open, o))
+  assert(rt.call(lib.mr_data_plane_start, d))
   local drain = mode == "Lua" and lua_drainer(d) or c_drainer(d)
-  local t0, cpu0, dp0 = lib.mr_monotonic_ns(), thread_cpu_ns(), data_plane_cpu_ns()
+  local t0, cpu0, dp0 = lib.mr_sys_monotonic_ns(), thread_cpu_ns(), data_plane_cpu_ns()
   os.execute("kill -CONT " .. pid)
   local wall = tonumber(consume(d, pid, drain) - t0)
   local cpu, dp = thread_cpu_ns() - cpu0, data_plane_cpu_ns() - dp0
-  local s = ffi.new("struct mr_stream_stats")
-  lib.mr_stream_stats(d, BENCH, s)
+  local s = ffi.new("struct mr_data_plane_stream_stats")
+  lib.mr_data_plane_stream_stats(d, BENCH, s)
   lib.mr_data_plane_close(d)
   return {
     mode = mode, delivered = tonumber(s.delivered), wall_ns = wall, cpu_ns = cpu, dp_ns = dp,

@@ -174,8 +174,8 @@ agent.gauge("spec_config_ok", "1 when the script saw the configured address"):se
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     write(scripts .. "/sleeper.lua", [[
 local agent = require("moonrover.agent")
-local rt = require("moonrover.rt")
-agent.on("process", function(batch) rt.lib.mr_sleep_ms(800) end)
+local rt = require("moonrover.rt").with_test_api()
+agent.on("process", function(batch) rt.lib.mr_sys_sleep_ms(800) end)
 ]])
     agent = agent_run.start(dir, scripts, "--budget-ms 200")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))

@@ -3,7 +3,7 @@
 -- the FFI the way the agent's Lua side consumes them.
 local e2e = require("support.e2e")
 local lfs = require("lfs")
-local rt = require("moonrover.rt")
+local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
 local skip = e2e.skip_reason()
@@ -18,16 +18,16 @@ local POLLIN = 1
 
 local function open_plane(fields)
   local o = ffi.new("struct mr_data_plane_opts", fields or {})
-  local d, err = rt.call_with_err(lib.mr_data_plane_open, o)
+  local d, err = rt.call(lib.mr_data_plane_open, o)
   assert.is_not_nil(d, err)
-  local ok, serr = rt.call_with_err(lib.mr_data_plane_start, d)
+  local ok, serr = rt.call(lib.mr_data_plane_start, d)
   assert.is_not_nil(ok, serr)
   return d
 end
 
 local function stats(d, stream)
-  local s = ffi.new("struct mr_stream_stats")
-  lib.mr_stream_stats(d, stream, s)
+  local s = ffi.new("struct mr_data_plane_stream_stats")
+  lib.mr_data_plane_stream_stats(d, stream, s)
   return {
     received = tonumber(s.received), delivered = tonumber(s.delivered),
     dropped_queue = tonumber(s.dropped_queue), dropped_kernel = tonumber(s.dropped_kernel),
@@ -41,18 +41,18 @@ end
 
 -- Consumes everything queued on stream, calling fn(record) for each; returns how many.
 local function consume(d, stream, ctype, fn)
-  local base = ffi.cast(ctype, lib.mr_stream_storage(d, stream))
+  local base = ffi.cast(ctype, lib.mr_data_plane_storage(d, stream))
   local index = ffi.new("uint32_t[1]")
   local total = 0
   while true do
-    local n = lib.mr_stream_peek(d, stream, 4096, index)
+    local n = lib.mr_data_plane_peek(d, stream, 4096, index)
     if n == 0 then
       return total
     end
     for i = index[0], index[0] + n - 1 do
       fn(base[i])
     end
-    lib.mr_stream_release(d, stream, n)
+    lib.mr_data_plane_release(d, stream, n)
     total = total + n
   end
 end
@@ -153,11 +153,11 @@ describe("data plane (end to end)", function()
 
   it("rejects bad options with one clear line", function()
     local o = ffi.new("struct mr_data_plane_opts", { flags = 8 })
-    local d, err = rt.call_with_err(lib.mr_data_plane_open, o)
+    local d, err = rt.call(lib.mr_data_plane_open, o)
     assert.is_nil(d)
     assert.matches("unknown flags", err)
     o = ffi.new("struct mr_data_plane_opts", { flags = lib.MR_DATA_PLANE_BENCH })
-    d, err = rt.call_with_err(lib.mr_data_plane_open, o)
+    d, err = rt.call(lib.mr_data_plane_open, o)
     assert.is_nil(d)
     assert.matches("bench_pid", err)
   end)
@@ -241,9 +241,9 @@ describe("data plane (end to end)", function()
     assert.is_true(s.dropped_queue > 0)
     assert_consistent(s)
     local index = ffi.new("uint32_t[1]")
-    assert.same(4, lib.mr_stream_peek(plane, PROCESS, 100, index))
+    assert.same(4, lib.mr_data_plane_peek(plane, PROCESS, 100, index))
     assert.same(0, index[0])
-    lib.mr_stream_release(plane, PROCESS, 4)
+    lib.mr_data_plane_release(plane, PROCESS, 4)
     s = stats(plane, PROCESS)
     assert.same(4, s.delivered)
     assert_consistent(s)
@@ -254,7 +254,7 @@ describe("data plane (end to end)", function()
     local N = 20000
     local pid = spawn_generator_stopped("10 " .. N)
     plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, drain_ms = 5 })
-    assert.same(ffi.sizeof("struct mr_bench_event"), lib.mr_stream_record_size(plane, BENCH))
+    assert.same(ffi.sizeof("struct mr_bench_event"), lib.mr_data_plane_record_size(plane, BENCH))
     resume(pid)
     local seqs, tids_ok = {}, true
     assert.is_true(wait_for(function()
@@ -283,7 +283,7 @@ describe("data plane (end to end)", function()
     resume(pid)
     local total = 0
     assert.is_true(wait_for(function()
-      total = total + tonumber(lib.mr_stream_drain_in_c(plane, BENCH))
+      total = total + tonumber(lib.mr_data_plane_drain_in_c(plane, BENCH))
       return total >= N
     end))
     assert.same(N, total)
@@ -296,12 +296,12 @@ describe("data plane (end to end)", function()
     if skip then return pending(skip) end
     local pid = spawn_generator_stopped("0.5")
     plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, queue_capacity = 8, drain_ms = 1 })
-    local base = ffi.cast("struct mr_bench_event *", lib.mr_stream_storage(plane, BENCH))
+    local base = ffi.cast("struct mr_bench_event *", lib.mr_data_plane_storage(plane, BENCH))
     local index = ffi.new("uint32_t[1]")
     local wrapped, ended_at_top, last_seq = 0, false, -1
     resume(pid)
     for _ = 1, 400 do
-      local n = lib.mr_stream_peek(plane, BENCH, 3, index)
+      local n = lib.mr_data_plane_peek(plane, BENCH, 3, index)
       assert.is_true(n <= 3 and index[0] + n <= 8)
       if n > 0 then
         if ended_at_top then
@@ -314,9 +314,9 @@ describe("data plane (end to end)", function()
           last_seq = seq
         end
         ended_at_top = index[0] + n == 8
-        lib.mr_stream_release(plane, BENCH, n)
+        lib.mr_data_plane_release(plane, BENCH, n)
       end
-      lib.mr_sleep_ms(1)
+      lib.mr_sys_sleep_ms(1)
     end
     assert.is_true(wrapped > 0, "the queue never wrapped")
     local s = stats(plane, BENCH)

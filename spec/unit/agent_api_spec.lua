@@ -9,9 +9,13 @@ local fake_lib = setmetatable({
   mr_script_subscribe = function(_, stream) calls[#calls + 1] = { "subscribe", stream } return 0 end,
   mr_script_timer = function(_, id, s, rep) calls[#calls + 1] = { "timer", id, s, rep } return 0 end,
   mr_script_timer_cancel = function(_, id) calls[#calls + 1] = { "cancel", id } end,
-  mr_script_set_budget = function(_, ms)
+  mr_script_set_budget = function(_, ms, err)
     calls[#calls + 1] = { "budget", ms }
-    return (ms >= 10 and ms <= 60000) and 0 or -22
+    if ms >= 10 and ms <= 60000 then
+      return 0
+    end
+    ffi.copy(err, "a budget is 10 to 60000 ms, not " .. ms)
+    return -22
   end,
   mr_script_log = function(_, level, msg) calls[#calls + 1] = { "log", level, ffi.string(msg) } end,
   mr_script_metric = function(_, kind, name, help, labels, err, len)
@@ -29,8 +33,8 @@ local fake_lib = setmetatable({
 local function load_agent(imported)
   calls, metric_result = {}, 7
   package.loaded["moonrover.agent"] = nil
-  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call_with_err = real.call_with_err }
-  package.loaded["moonrover.host"] = { script = 4096, name = "spec", canary = false, imported = imported }
+  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call }
+  package.loaded["moonrover.script_context"] = { script = 4096, name = "spec", canary = false, imported = imported }
   local agent = require("moonrover.agent")
   package.loaded["moonrover.rt"] = real
   return agent
@@ -133,7 +137,7 @@ describe("moonrover.agent", function()
 
   it("raises the registry's reason for a bad metric", function()
     local agent = load_agent()
-    metric_result = -1
+    metric_result = -22
     assert.has_error(function() agent.counter("9bad") end, 'invalid metric name "9bad"')
   end)
 
@@ -141,7 +145,7 @@ describe("moonrover.agent", function()
     local agent = load_agent()
     agent.set_budget(5000)
     assert.same({ "budget", 5000 }, calls[1])
-    assert.has_error(function() agent.set_budget(5) end, "set_budget(ms): ms must be from 10 to 60000")
+    assert.has_error(function() agent.set_budget(5) end, "set_budget(ms): a budget is 10 to 60000 ms, not 5")
   end)
 
   it("runs on_stop hooks in order when the agent stops", function()

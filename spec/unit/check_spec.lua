@@ -2,14 +2,14 @@
 local check = require("moonrover.commands.check")
 
 local function feature(name, required)
-  return { name = name, what = name .. " feature", required = required, fix = "fix " .. name }
+  return { what = name .. " feature", required = required, fix = "fix " .. name }
 end
 
 describe("check.report", function()
   it("says the machine is fine when every required feature works", function()
     local text, missing = check.report({
-      { feature = feature("btf", true), ok = true, detail = "present" },
-      { feature = feature("uprobe", false), ok = false, detail = "absent" },
+      { name = "btf", feature = feature("btf", true), ok = true, detail = "present" },
+      { name = "uprobe", feature = feature("uprobe", false), ok = false, detail = "absent" },
     })
     assert.same(0, missing)
     assert.matches("ok    btf", text)
@@ -20,7 +20,7 @@ describe("check.report", function()
 
   it("counts missing required features", function()
     local text, missing = check.report({
-      { feature = feature("btf", true), ok = false, detail = "no /sys/kernel/btf/vmlinux" },
+      { name = "btf", feature = feature("btf", true), ok = false, detail = "no /sys/kernel/btf/vmlinux" },
     })
     assert.same(1, missing)
     assert.matches("FAIL  btf", text)
@@ -28,10 +28,11 @@ describe("check.report", function()
     assert.matches("1 required feature%(s%) missing", text)
   end)
 
-  it("has a fix for every feature the runtime probes", function()
-    for _, f in ipairs(check.FEATURES) do
+  it("has what it is for and what to do for every feature it describes", function()
+    for _, f in pairs(check.FEATURES) do
       assert.is_string(f.fix)
       assert.is_string(f.what)
+      assert.is_boolean(f.required)
     end
   end)
 end)

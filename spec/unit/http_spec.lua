@@ -1,7 +1,7 @@
 -- http_spec.lua - the HTTP endpoint (runtime/http_server.c): /metrics and
 -- /healthz served on a libevent base that this spec drives itself through
 -- the FFI, with /usr/bin/python3 as the client in a background process.
-local rt = require("moonrover.rt")
+local rt = require("moonrover.rt").with_test_api()
 local files = require("support.files")
 local read_file, write_file = files.read, files.write
 local ffi, lib = rt.ffi, rt.lib
@@ -81,7 +81,7 @@ describe("HTTP server", function()
 
   before_each(function()
     base = assert(event.event_base_new())
-    m = assert(lib.mr_metrics_new())
+    m = assert(rt.call(lib.mr_metrics_new))
     servers = {}
   end)
 
@@ -94,7 +94,7 @@ describe("HTTP server", function()
   end)
 
   local function open(address)
-    local h, err = rt.call_with_err(lib.mr_http_open, base, address, m)
+    local h, err = rt.call(lib.mr_http_open, base, address, m)
     if h then
       servers[#servers + 1] = h
     end
@@ -115,7 +115,7 @@ describe("HTTP server", function()
       if got then
         return got
       end
-      lib.mr_sleep_ms(1)
+      lib.mr_sys_sleep_ms(1)
     end
     error("no answer from the client for " .. raw:sub(1, 60))
   end
@@ -128,7 +128,7 @@ describe("HTTP server", function()
 
   it("serves the registry on GET /metrics", function()
     local h = assert(open("127.0.0.1:0"))
-    local id = assert(rt.call_with_err(lib.mr_metrics_series, m, lib.MR_COUNTER, "hits_total",
+    local id = assert(rt.call(lib.mr_metrics_series, m, lib.MR_COUNTER, "hits_total",
       "Hits.", 'kind="a"'))
     lib.mr_metrics_add(m, id, 3)
     local status, headers, body = request(h, "GET", "/metrics")

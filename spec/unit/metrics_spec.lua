@@ -1,6 +1,6 @@
 -- metrics_spec.lua - the metrics registry (runtime/metrics.c, metrics_render.c,
 -- labels.c): validation, series identity, value rules and Prometheus text.
-local rt = require("moonrover.rt")
+local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
 local COUNTER, GAUGE, HISTOGRAM = lib.MR_COUNTER, lib.MR_GAUGE, lib.MR_HISTOGRAM
@@ -9,7 +9,7 @@ describe("metrics registry", function()
   local m
 
   before_each(function()
-    m = assert(lib.mr_metrics_new())
+    m = assert(rt.call(lib.mr_metrics_new))
   end)
 
   after_each(function()
@@ -18,7 +18,7 @@ describe("metrics registry", function()
   end)
 
   local function series(type, name, help, labels)
-    return rt.call_with_err(lib.mr_metrics_series, m, type, name, help, labels)
+    return rt.call(lib.mr_metrics_series, m, type, name, help, labels)
   end
 
   local function render()

@@ -1,6 +1,7 @@
--- pprof_spec.lua - mr_pprof_write (runtime/pprof_*.c, gzip_file.c): writes
+-- pprof_spec.lua - mr_pprof_write (runtime/pprof_*.c, mr_gzip_file.c): writes
 -- profiles and reads them back with the real reader, `go tool pprof`.
-local rt = require("moonrover.rt")
+local build = require("support.profile_builder")
+local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
 local MS = 1000000
@@ -72,29 +73,17 @@ local function find_trace(traces, leaf)
   end
 end
 
-local function new_profile()
-  return ffi.gc(lib.mr_profile_new(), lib.mr_profile_free)
-end
-
-local function frame(p, name, module, address, kind)
-  local f = ffi.new("struct mr_frame")
-  f.name = lib.mr_profile_string_add(p, name)
-  f.module = module
-  f.address = address
-  f.kind = kind or lib.MR_FRAME_USER
-  f.resolved = 1
-  return lib.mr_profile_frame_add(p, f)
-end
+local new_profile, module = build.new, build.module
+local frame = build.frame
 
 local function add(p, pid, comm, ids, count, nanos)
-  local frames = ffi.new("uint32_t[?]", #ids, ids)
-  assert.equal(0, lib.mr_profile_sample_add(p, pid, comm, frames, #ids, count, nanos))
+  assert.equal(0, build.sample(p, pid, comm, ids, count, nanos))
 end
 
 -- main -> work -> hot_a (30 samples) and main -> work -> hot_b (10), pid 4242 "app".
 local function on_cpu_profile()
   local p = new_profile()
-  local app = lib.mr_profile_module_add(p, "/usr/bin/app", "0123456789abcdef")
+  local app = module(p, "/usr/bin/app", "0123456789abcdef")
   local main = frame(p, "main", app, 0x1100)
   local work = frame(p, "work", app, 0x1200)
   add(p, 4242, "app", { frame(p, "hot_a", app, 0x1300), work, main }, 30, 30 * 10 * MS)
@@ -105,9 +94,9 @@ end
 -- A blocked read: schedule (kernel) <- read (libc) <- main, pid 77 "server".
 local function off_cpu_profile()
   local p = new_profile()
-  local kernel = lib.mr_profile_module_add(p, "[kernel.kallsyms]", "")
-  local libc = lib.mr_profile_module_add(p, "/usr/lib/x86_64-linux-gnu/libc.so.6", "feedface")
-  local server = lib.mr_profile_module_add(p, "/usr/sbin/server", "")
+  local kernel = module(p, "[kernel.kallsyms]", "")
+  local libc = module(p, "/usr/lib/x86_64-linux-gnu/libc.so.6", "feedface")
+  local server = module(p, "/usr/sbin/server", "")
   local stack = {
     frame(p, "schedule", kernel, 0xffffffff81c00010ULL, lib.MR_FRAME_KERNEL),
     frame(p, "read", libc, 0x11a0),
@@ -118,7 +107,7 @@ local function off_cpu_profile()
 end
 
 local function write(p, path, off_cpu)
-  return rt.call_with_err(lib.mr_pprof_write, p, path, off_cpu, 10 * MS, 1000 * MS)
+  return rt.call(lib.mr_pprof_write, p, path, off_cpu, 10 * MS, 1000 * MS)
 end
 
 describe("mr_pprof_write", function()
@@ -203,7 +192,7 @@ describe("mr_pprof_write", function()
 
   it("writes large profiles that stream through several compression chunks", function()
     local p = new_profile()
-    local mod = lib.mr_profile_module_add(p, "/usr/bin/big", "")
+    local mod = module(p, "/usr/bin/big", "")
     local leaves, n = {}, 20000
     local root = frame(p, "root", mod, 1)
     for i = 1, n do

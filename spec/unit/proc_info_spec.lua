@@ -1,7 +1,7 @@
 -- proc_info_spec.lua - process facts through the FFI: the pid list, files of
 -- /proc/PID, the exe link, the start time, the symbol check, and a fake proc
 -- tree named by ROVER_HOST_PROC_MAPPING.
-local rt = require("moonrover.rt")
+local rt = require("moonrover.rt").with_test_api()
 local files = require("support.files")
 local shell = require("support.shell")
 local read_file, write_file = files.read, files.write
@@ -14,7 +14,6 @@ int setenv(const char *name, const char *value, int overwrite);
 int unsetenv(const char *name);
 ]])
 
-local ENOENT, ESRCH, ENOEXEC, EINVAL = 2, 3, 8, 22
 local MAPPING = "ROVER_HOST_PROC_MAPPING"
 
 local function uptime_ns()
@@ -27,8 +26,7 @@ local function list_pids()
   local max = 64
   while true do
     local pids = ffi.new("int32_t[?]", max)
-    local n = lib.mr_proc_list(pids, max)
-    assert(n >= 0, "mr_proc_list: " .. n)
+    local n = assert(rt.call(lib.mr_proc_list, pids, max))
     if n < max then
       local set = {}
       for i = 0, n - 1 do set[pids[i]] = true end
@@ -38,16 +36,27 @@ local function list_pids()
   end
 end
 
+-- The length and the text, or nil and the runtime's message.
 local function read(pid, file, len)
   local buf = ffi.new("char[?]", len or 4096)
-  local n = lib.mr_proc_read(pid, file, buf, len or 4096)
-  return n, ffi.string(buf)
+  local n, err = rt.call(lib.mr_proc_read, pid, file, buf, len or 4096)
+  return n, n and ffi.string(buf) or err
 end
 
 local function link(pid, what, len)
   local buf = ffi.new("char[?]", len or 4096)
-  local n = lib.mr_proc_link(pid, what, buf, len or 4096)
-  return n, ffi.string(buf)
+  local n, err = rt.call(lib.mr_proc_link, pid, what, buf, len or 4096)
+  return n, n and ffi.string(buf) or err
+end
+
+local function has_symbols(pid)
+  return rt.call(lib.mr_proc_has_symbols, pid)
+end
+
+-- Asserts a call was refused, with the strerror text of why in its message.
+local function refused(why, n, err)
+  assert.is_nil(n)
+  assert.matches(why, err, 1, true)
 end
 
 -- Starts `sleep 30` and waits until the shell has exec'd it.
@@ -56,7 +65,7 @@ local function start_sleep()
   local child = { pid = tonumber(f:read("*l")), f = f }
   for _ = 1, 1000 do
     if read_file("/proc/" .. child.pid .. "/comm") == "sleep\n" then return child end
-    lib.mr_sleep_ms(5)
+    lib.mr_sys_sleep_ms(5)
   end
   error("sleep did not start")
 end
@@ -95,10 +104,10 @@ describe("process facts", function()
 
   it("stops at max: a full result means there may be more", function()
     local pids = ffi.new("int32_t[1]")
-    assert.equal(1, lib.mr_proc_list(pids, 1))
+    assert.equal(1, rt.call(lib.mr_proc_list, pids, 1))
     assert.is_true(pids[0] > 0)
-    assert.equal(0, lib.mr_proc_list(nil, 0))
-    assert.equal(-EINVAL, lib.mr_proc_list(nil, 4))
+    assert.equal(0, rt.call(lib.mr_proc_list, nil, 0))
+    refused("Invalid argument", rt.call(lib.mr_proc_list, nil, 4))
   end)
 
   it("reads cmdline with spaces and comm without its newline", function()
@@ -119,7 +128,7 @@ describe("process facts", function()
     local expected_env = read_file("/proc/" .. self .. "/environ")
     local len = #expected_env + 1
     local buf = ffi.new("char[?]", len)
-    assert.equal(#expected_env, lib.mr_proc_read(self, "environ", buf, len))
+    assert.equal(#expected_env, rt.call(lib.mr_proc_read, self, "environ", buf, len))
     assert.equal(expected_env, ffi.string(buf, #expected_env))
   end)
 
@@ -137,15 +146,15 @@ describe("process facts", function()
 
   it("refuses file names outside the documented set and bad pids", function()
     for _, name in ipairs({ "maps", "../../etc/passwd", "comm/", "", "exe" }) do
-      assert.equal(-EINVAL, (read(child.pid, name)))
+      refused("Invalid argument", read(child.pid, name))
     end
-    assert.equal(-EINVAL, (read(child.pid, nil)))
-    assert.equal(-EINVAL, (link(child.pid, "root")))
-    assert.equal(-EINVAL, (link(child.pid, "cmdline")))
-    assert.equal(-EINVAL, (read(0, "comm")))
-    assert.equal(-EINVAL, (read(-1, "comm")))
-    assert.equal(-EINVAL, lib.mr_proc_read(child.pid, "comm", nil, 16))
-    assert.equal(-EINVAL, lib.mr_proc_has_symbols(0))
+    refused("/" .. child.pid .. "/(null): Invalid argument", read(child.pid, nil))
+    refused("Invalid argument", link(child.pid, "root"))
+    refused("Invalid argument", link(child.pid, "cmdline"))
+    refused("Invalid argument", read(0, "comm"))
+    refused("Invalid argument", read(-1, "comm"))
+    refused("Invalid argument", rt.call(lib.mr_proc_read, child.pid, "comm", nil, 16))
+    refused("Invalid argument", has_symbols(0))
     assert.equal(0ULL, lib.mr_proc_start_ns(-5))
   end)
 
@@ -159,17 +168,14 @@ describe("process facts", function()
   end)
 
   it("says whether the executable has symbols", function()
-    assert.equal(1, lib.mr_proc_has_symbols(child.pid))
+    assert.equal(1, has_symbols(child.pid))
   end)
 
-  it("answers a negative errno for a process that is gone", function()
+  it("says a process is gone", function()
     local pid = dead_pid()
-    local n = read(pid, "cmdline")
-    assert.is_true(n == -ENOENT or n == -ESRCH)
-    n = link(pid, "exe")
-    assert.is_true(n == -ENOENT or n == -ESRCH)
-    n = lib.mr_proc_has_symbols(pid)
-    assert.is_true(n == -ENOENT or n == -ESRCH)
+    refused("/" .. pid .. "/cmdline: No such file or directory", read(pid, "cmdline"))
+    refused("/" .. pid .. "/exe: No such file or directory", link(pid, "exe"))
+    refused("/" .. pid .. "/exe: No such file or directory", has_symbols(pid))
     assert.equal(0ULL, lib.mr_proc_start_ns(pid))
   end)
 end)
@@ -240,7 +246,7 @@ describe("a mapped proc root", function()
     assert.same({ 4, "init" }, { read(1, "comm") })
     assert.same({ 20, "nginx -g daemon off;" }, { read(42, "cmdline") })
     assert.same({ 5, "nginx" }, { read(42, "comm") })
-    assert.equal(-ENOENT, (read(5, "comm")))
+    refused("/5/comm: No such file or directory", read(5, "comm"))
   end)
 
   it("parses starttime past the last parenthesis", function()
@@ -249,10 +255,10 @@ describe("a mapped proc root", function()
   end)
 
   it("checks the symbols of the mapped executables", function()
-    assert.equal(1, lib.mr_proc_has_symbols(1))
-    assert.equal(0, lib.mr_proc_has_symbols(42))
-    assert.equal(-ENOEXEC, lib.mr_proc_has_symbols(5))
-    assert.equal(-ENOENT, lib.mr_proc_has_symbols(99))
+    assert.equal(1, has_symbols(1))
+    assert.equal(0, has_symbols(42))
+    refused("/5/exe: Exec format error", has_symbols(5))
+    refused("/99/exe: No such file or directory", has_symbols(99))
   end)
 
   it("falls back to /proc when the variable is empty", function()

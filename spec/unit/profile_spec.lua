@@ -1,36 +1,20 @@
 -- profile_spec.lua - the profile data structure (runtime/profile*.c) through
 -- the FFI: interning of strings, modules and frames, and sample aggregation.
-local rt = require("moonrover.rt")
+local build = require("support.profile_builder")
+local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
-local EINVAL = 22
-local NONE = 0xffffffff -- what the add functions return on bad arguments
+local NONE = build.NONE
+local new_profile, string_add, module_add, frame_add = build.new, build.string, build.module, build.add_frame
+local frame, add = build.frame, build.sample
 
-local function new_profile()
-  return ffi.gc(lib.mr_profile_new(), lib.mr_profile_free)
+-- 0, or nil and the runtime's message.
+local function sample_add(p, pid, comm, frames, depth, count, nanos)
+  return rt.call(lib.mr_profile_sample_add, p, pid, comm, frames, depth, count, nanos)
 end
 
 local function str(p, id)
   return ffi.string(lib.mr_profile_string(p, id))
-end
-
-local function frame(p, name, module, address, kind)
-  local f = ffi.new("struct mr_frame")
-  f.name = lib.mr_profile_string_add(p, name)
-  f.module = module or 0
-  f.address = address or 0
-  f.kind = kind or lib.MR_FRAME_USER
-  f.resolved = 1
-  return lib.mr_profile_frame_add(p, f)
-end
-
-local function stack(ids)
-  return ffi.new("uint32_t[?]", math.max(#ids, 1), ids), #ids
-end
-
-local function add(p, pid, comm, ids, count, nanos)
-  local frames, depth = stack(ids)
-  return lib.mr_profile_sample_add(p, pid, comm, frames, depth, count, nanos)
 end
 
 local function sample_frames(p, s)
@@ -45,18 +29,18 @@ end
 describe("mr_profile strings", function()
   it("keeps id 0 for the empty string", function()
     local p = new_profile()
-    assert.equal(0, lib.mr_profile_string_add(p, ""))
-    assert.equal(0, lib.mr_profile_string_add(p, nil))
+    assert.equal(0, string_add(p, ""))
+    assert.equal(0, string_add(p, nil))
     assert.equal("", str(p, 0))
   end)
 
   it("gives the same text the same id and other texts other ids", function()
     local p = new_profile()
-    local a = lib.mr_profile_string_add(p, "alpha")
-    local b = lib.mr_profile_string_add(p, "beta")
+    local a = string_add(p, "alpha")
+    local b = string_add(p, "beta")
     assert.are_not.equal(0, a)
     assert.are_not.equal(a, b)
-    assert.equal(a, lib.mr_profile_string_add(p, "alpha"))
+    assert.equal(a, string_add(p, "alpha"))
     assert.equal("alpha", str(p, a))
     assert.equal("beta", str(p, b))
   end)
@@ -72,10 +56,10 @@ describe("mr_profile strings", function()
     local p = new_profile()
     local ids = {}
     for i = 1, 5000 do
-      ids[i] = lib.mr_profile_string_add(p, "symbol_" .. i)
+      ids[i] = string_add(p, "symbol_" .. i)
     end
     for i = 1, 5000 do
-      assert.equal(ids[i], lib.mr_profile_string_add(p, "symbol_" .. i))
+      assert.equal(ids[i], string_add(p, "symbol_" .. i))
       assert.equal("symbol_" .. i, str(p, ids[i]))
     end
   end)
@@ -88,18 +72,18 @@ describe("mr_profile modules", function()
     local m = lib.mr_profile_modules(p)[0]
     assert.equal("", str(p, m.path))
     assert.equal("", str(p, m.build_id))
-    assert.equal(0, lib.mr_profile_module_add(p, "", ""))
+    assert.equal(0, module_add(p, "", ""))
   end)
 
   it("interns modules by path and build id", function()
     local p = new_profile()
-    local libc = lib.mr_profile_module_add(p, "/lib/libc.so.6", "aa11")
-    local app = lib.mr_profile_module_add(p, "/usr/bin/app", "")
-    local libc2 = lib.mr_profile_module_add(p, "/lib/libc.so.6", "bb22")
+    local libc = module_add(p, "/lib/libc.so.6", "aa11")
+    local app = module_add(p, "/usr/bin/app", "")
+    local libc2 = module_add(p, "/lib/libc.so.6", "bb22")
     assert.equal(1, libc)
     assert.equal(2, app)
     assert.equal(3, libc2)
-    assert.equal(libc, lib.mr_profile_module_add(p, "/lib/libc.so.6", "aa11"))
+    assert.equal(libc, module_add(p, "/lib/libc.so.6", "aa11"))
     assert.equal(4, lib.mr_profile_module_count(p))
     local mods = lib.mr_profile_modules(p)
     assert.equal("/lib/libc.so.6", str(p, mods[libc].path))
@@ -113,7 +97,7 @@ end)
 describe("mr_profile frames", function()
   it("numbers frames from 0 and interns them by every field", function()
     local p = new_profile()
-    local m = lib.mr_profile_module_add(p, "/usr/bin/app", "")
+    local m = module_add(p, "/usr/bin/app", "")
     local main = frame(p, "main", m, 0x1000)
     local work = frame(p, "work", m, 0x2000)
     assert.equal(0, main)
@@ -133,7 +117,7 @@ describe("mr_profile frames", function()
 
   it("keeps full 64-bit kernel addresses", function()
     local p = new_profile()
-    local k = lib.mr_profile_module_add(p, "[kernel.kallsyms]", "")
+    local k = module_add(p, "[kernel.kallsyms]", "")
     local id = frame(p, "schedule", k, 0xffffffff81a00010ULL, lib.MR_FRAME_KERNEL)
     assert.equal(0xffffffff81a00010ULL, lib.mr_profile_frames(p)[id].address)
   end)
@@ -141,11 +125,11 @@ describe("mr_profile frames", function()
   it("rejects unknown string or module ids", function()
     local p = new_profile()
     local f = ffi.new("struct mr_frame", { name = 999 })
-    assert.equal(NONE, lib.mr_profile_frame_add(p, f))
+    assert.equal(NONE, frame_add(p, f))
     f.name = 0
     f.module = 7
-    assert.equal(NONE, lib.mr_profile_frame_add(p, f))
-    assert.equal(NONE, lib.mr_profile_frame_add(p, nil))
+    assert.equal(NONE, frame_add(p, f))
+    assert.equal(NONE, frame_add(p, nil))
     assert.equal(0, lib.mr_profile_frame_count(p))
   end)
 end)
@@ -155,7 +139,7 @@ describe("mr_profile samples", function()
 
   before_each(function()
     p = new_profile()
-    local m = lib.mr_profile_module_add(p, "/usr/bin/app", "")
+    local m = module_add(p, "/usr/bin/app", "")
     main = frame(p, "main", m, 0x1000)
     work = frame(p, "work", m, 0x2000)
     hot = frame(p, "hot", m, 0x3000)
@@ -201,8 +185,8 @@ describe("mr_profile samples", function()
   end)
 
   it("accepts an empty stack and aggregates it too", function()
-    assert.equal(0, lib.mr_profile_sample_add(p, 3, "idle", nil, 0, 4, 40))
-    assert.equal(0, lib.mr_profile_sample_add(p, 3, "idle", nil, 0, 1, 10))
+    assert.equal(0, sample_add(p, 3, "idle", nil, 0, 4, 40))
+    assert.equal(0, sample_add(p, 3, "idle", nil, 0, 1, 10))
     assert.equal(1, lib.mr_profile_sample_count(p))
     local s = lib.mr_profile_samples(p)[0]
     assert.equal(0, s.depth)
@@ -211,15 +195,16 @@ describe("mr_profile samples", function()
   end)
 
   it("treats a NULL comm as the empty string", function()
-    assert.equal(0, lib.mr_profile_sample_add(p, 3, nil, nil, 0, 1, 1))
+    assert.equal(0, sample_add(p, 3, nil, nil, 0, 1, 1))
     assert.equal(0, lib.mr_profile_samples(p)[0].comm)
   end)
 
   it("rejects a NULL stack with a depth and unknown frame ids", function()
-    assert.equal(-EINVAL, lib.mr_profile_sample_add(p, 1, "a", nil, 2, 1, 1))
-    assert.equal(-EINVAL, add(p, 1, "a", { hot, 99 }, 1, 1))
-    assert.equal(-EINVAL, add(p, 1, "a", { NONE }, 1, 1))
-    assert.equal(-EINVAL, lib.mr_profile_sample_add(nil, 1, "a", nil, 0, 1, 1))
+    local refused = "cannot add a sample: no profile, or a frame id it does not have"
+    assert.same({ nil, refused }, { sample_add(p, 1, "a", nil, 2, 1, 1) })
+    assert.same({ nil, refused }, { add(p, 1, "a", { hot, 99 }, 1, 1) })
+    assert.same({ nil, refused }, { add(p, 1, "a", { NONE }, 1, 1) })
+    assert.same({ nil, refused }, { sample_add(nil, 1, "a", nil, 0, 1, 1) })
     assert.equal(0, lib.mr_profile_sample_count(p))
   end)
 
@@ -237,7 +222,7 @@ describe("mr_profile samples", function()
         buf[1] = ids[math.floor(i / nframes) % nframes + 1]
         buf[2] = ids[math.floor(i / (nframes * nframes)) + 1]
         local count = i % 7 + round
-        assert(lib.mr_profile_sample_add(p, 100 + i % 3, "stress", buf, 3, count, count * 1000) == 0)
+        assert(sample_add(p, 100 + i % 3, "stress", buf, 3, count, count * 1000) == 0)
         want_count = want_count + count
         want_nanos = want_nanos + count * 1000
       end

@@ -4,7 +4,7 @@ local rt = require("moonrover.rt")
 local ffi, lib = rt.ffi, rt.lib
 
 local function compile(pattern)
-  local r, err = rt.call_with_err(lib.mr_regex_new, pattern)
+  local r, err = rt.call(lib.mr_regex_new, pattern)
   if r == nil then return nil, err end
   return ffi.gc(r, lib.mr_regex_free)
 end
@@ -12,7 +12,7 @@ end
 -- Matches s; returns the result and the offsets of max groups as a table.
 local function match(r, s, max)
   local groups = ffi.new("int32_t[?]", 2 * max + 1)
-  local rc = lib.mr_regex_match(r, s, groups, max)
+  local rc = rt.call(lib.mr_regex_match, r, s, groups, max)
   local out = {}
   for i = 0, 2 * max - 1 do out[#out + 1] = groups[i] end
   return rc, out
@@ -21,13 +21,13 @@ end
 describe("regex", function()
   it("matches extended syntax", function()
     local r = assert(compile("^(nginx|envoy)-[0-9]+$"))
-    assert.equal(1, lib.mr_regex_match(r, "nginx-42", nil, 0))
-    assert.equal(1, lib.mr_regex_match(r, "envoy-7", nil, 0))
-    assert.equal(0, lib.mr_regex_match(r, "nginx-", nil, 0))
-    assert.equal(0, lib.mr_regex_match(r, "xnginx-42", nil, 0))
+    assert.equal(1, rt.call(lib.mr_regex_match, r, "nginx-42", nil, 0))
+    assert.equal(1, rt.call(lib.mr_regex_match, r, "envoy-7", nil, 0))
+    assert.equal(0, rt.call(lib.mr_regex_match, r, "nginx-", nil, 0))
+    assert.equal(0, rt.call(lib.mr_regex_match, r, "xnginx-42", nil, 0))
     local b = assert(compile("a+|b{2}"))
-    assert.equal(1, lib.mr_regex_match(b, "xbbx", nil, 0))
-    assert.equal(0, lib.mr_regex_match(b, "xbx", nil, 0))
+    assert.equal(1, rt.call(lib.mr_regex_match, b, "xbbx", nil, 0))
+    assert.equal(0, rt.call(lib.mr_regex_match, b, "xbx", nil, 0))
   end)
 
   it("gives group offsets, start and end", function()
@@ -48,7 +48,7 @@ describe("regex", function()
   it("leaves the groups alone when nothing matches", function()
     local r = assert(compile("^java"))
     local groups = ffi.new("int32_t[2]", 7, 7)
-    assert.equal(0, lib.mr_regex_match(r, "/usr/bin/javac", groups, 1))
+    assert.equal(0, rt.call(lib.mr_regex_match, r, "/usr/bin/javac", groups, 1))
     assert.same({ 7, 7 }, { groups[0], groups[1] })
   end)
 
@@ -64,9 +64,10 @@ describe("regex", function()
 
   it("rejects bad arguments", function()
     local r = assert(compile("a"))
-    assert.equal(-22, lib.mr_regex_match(r, nil, nil, 0))
-    assert.equal(-22, lib.mr_regex_match(r, "a", nil, 2))
-    assert.equal(-22, lib.mr_regex_match(nil, "a", nil, 0))
+    local refused = "regex match: no expression, no text or no room for the groups"
+    assert.same({ nil, refused }, { rt.call(lib.mr_regex_match, r, nil, nil, 0) })
+    assert.same({ nil, refused }, { rt.call(lib.mr_regex_match, r, "a", nil, 2) })
+    assert.same({ nil, refused }, { rt.call(lib.mr_regex_match, nil, "a", nil, 0) })
     assert.is_nil((compile(nil)))
   end)
 end)

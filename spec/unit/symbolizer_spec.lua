@@ -1,14 +1,13 @@
 -- symbolizer_spec.lua - the symbolizer through the FFI. Fixture programs are
 -- built with cc/g++ into a temporary directory, started as child processes
 -- that print the runtime addresses of their functions, then resolved.
-local rt = require("moonrover.rt")
+local rt = require("moonrover.rt").with_test_api()
 local files = require("support.files")
 local shell = require("support.shell")
 local sh, capture = shell.must, shell.capture
 local read_file, write_file = files.read, files.write
 local ffi, lib = rt.ffi, rt.lib
 
-local ENOENT, ESRCH = 2, 3
 local SOURCES = debug.getinfo(1, "S").source:match("^@(.*/)") .. "../fixtures/symbolizer/"
 local CFLAGS = "-O0 -g -fno-omit-frame-pointer"
 
@@ -66,7 +65,12 @@ local function build_id_of(path)
 end
 
 local function new_symbolizer(kernel)
-  return ffi.gc(lib.mr_symbolizer_new(kernel or 0), lib.mr_symbolizer_free)
+  return ffi.gc(assert(rt.call(lib.mr_symbolizer_new, kernel or 0)), lib.mr_symbolizer_free)
+end
+
+-- 0, or nil and the runtime's message.
+local function track(s, pid)
+  return rt.call(lib.mr_symbolizer_track, s, pid)
 end
 
 local function str(p)
@@ -79,16 +83,17 @@ local function copy(out)
            offset = out.offset, kind = tonumber(out.kind) }
 end
 
+-- 0 (or nil), the symbol as a table, and the runtime's message on failure.
 local function resolve(s, pid, addr)
   local out = ffi.new("struct mr_symbol")
-  local rc = lib.mr_symbolizer_resolve(s, pid, addr, out)
-  return rc, copy(out)
+  local rc, err = rt.call(lib.mr_symbolizer_resolve, s, pid, addr, out)
+  return rc, copy(out), err
 end
 
 local function resolve_file(s, path, offset)
   local out = ffi.new("struct mr_symbol")
-  local rc = lib.mr_symbolizer_resolve_file(s, path, offset, out)
-  return rc, copy(out)
+  local rc, err = rt.call(lib.mr_symbolizer_resolve_file, s, path, offset, out)
+  return rc, copy(out), err
 end
 
 local function stats(s)
@@ -140,7 +145,7 @@ describe("symbolizer", function()
   it("resolves a function of a PIE executable with module, offset and build-id", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
-    assert.equals(0, lib.mr_symbolizer_track(s, p.pid))
+    assert.equals(0, track(s, p.pid))
     local addr = p.vals.known
     local rc, sym = resolve(s, p.pid, addr + 3)
     expect_user(rc, sym, "target_known_function", dir .. "/pie")
@@ -152,7 +157,7 @@ describe("symbolizer", function()
   it("resolves a function of a non-PIE executable", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/nopie", live)
-    assert.equals(0, lib.mr_symbolizer_track(s, p.pid))
+    assert.equals(0, track(s, p.pid))
     expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/nopie")
   end)
 
@@ -217,20 +222,22 @@ describe("symbolizer", function()
   it("keeps resolving a tracked process after it exited, until forget", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
-    assert.equals(0, lib.mr_symbolizer_track(s, p.pid))
+    assert.equals(0, track(s, p.pid))
     stop(p)
     assert.is_nil(io.open("/proc/" .. p.pid .. "/maps", "r"))
     local rc, sym = resolve(s, p.pid, p.vals.known)
     expect_user(rc, sym, "target_known_function", dir .. "/pie")
     lib.mr_symbolizer_forget(s, p.pid)
-    assert.equals(-ESRCH, (resolve(s, p.pid, p.vals.known)))
+    local forgotten, _, err = resolve(s, p.pid, p.vals.known)
+    assert.is_nil(forgotten)
+    assert.matches("No such process$", err)
   end)
 
   it("keeps returned names valid after forget", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
     local out = ffi.new("struct mr_symbol")
-    assert.equals(0, lib.mr_symbolizer_resolve(s, p.pid, p.vals.known, out))
+    assert.equals(0, rt.call(lib.mr_symbolizer_resolve, s, p.pid, p.vals.known, out))
     lib.mr_symbolizer_forget(s, p.pid)
     stop(p)
     assert.equals("target_known_function", ffi.string(out.name))
@@ -240,7 +247,7 @@ describe("symbolizer", function()
   it("reads the mappings again for an address mapped after tracking", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
-    assert.equals(0, lib.mr_symbolizer_track(s, p.pid))
+    assert.equals(0, track(s, p.pid))
     os.execute("kill -USR1 " .. p.pid)
     local late = tonumber(p.f:read("*l"):match("^late=(%x+)$"), 16)
     local rc, sym = resolve(s, p.pid, late + 8)
@@ -260,10 +267,10 @@ describe("symbolizer", function()
   it("parses a binary once for many processes (build-id and inode identity)", function()
     local s = new_symbolizer()
     local procs = { spawn(dir .. "/pie", live), spawn(dir .. "/pie", live), spawn(dir .. "/pie", live) }
-    assert.equals(0, lib.mr_symbolizer_track(s, procs[1].pid))
+    assert.equals(0, track(s, procs[1].pid))
     local first = stats(s)
-    assert.equals(0, lib.mr_symbolizer_track(s, procs[2].pid))
-    assert.equals(0, lib.mr_symbolizer_track(s, procs[3].pid))
+    assert.equals(0, track(s, procs[2].pid))
+    assert.equals(0, track(s, procs[3].pid))
     local after = stats(s)
     assert.equals(first.files_parsed, after.files_parsed)
     assert.is_true(after.hits >= first.hits + 2)
@@ -274,10 +281,10 @@ describe("symbolizer", function()
     end
     -- no build-id: identity by device and inode
     local a, b = spawn(dir .. "/stripped", live), spawn(dir .. "/stripped", live)
-    assert.equals(0, lib.mr_symbolizer_track(s, a.pid))
+    assert.equals(0, track(s, a.pid))
     local parsed = stats(s).files_parsed
     assert.equals(parsed - 1, after.files_parsed)
-    assert.equals(0, lib.mr_symbolizer_track(s, b.pid))
+    assert.equals(0, track(s, b.pid))
     assert.equals(parsed, stats(s).files_parsed)
   end)
 
@@ -339,13 +346,14 @@ describe("symbolizer", function()
     local s = new_symbolizer(1)
     local out = ffi.new("struct mr_symbol")
     local kaddr = hex64(addr) + 4
-    assert.equals(0, lib.mr_symbolizer_resolve_kernel(s, kaddr, out))
+    assert.equals(0, rt.call(lib.mr_symbolizer_resolve_kernel, s, kaddr, out))
     assert.equals(name, ffi.string(out.name))
     assert.equals("[kernel.kallsyms]", ffi.string(out.module))
     assert.is_true(out.offset == kaddr)
     assert.equals(lib.MR_FRAME_KERNEL, tonumber(out.kind))
     local nok = new_symbolizer(0)
-    assert.is_true(lib.mr_symbolizer_resolve_kernel(nok, kaddr, out) < 0)
+    assert.same({ nil, "this symbolizer was made without kernel symbols" },
+      { rt.call(lib.mr_symbolizer_resolve_kernel, nok, kaddr, out) })
   end)
 
   it("leaves an address outside any function unresolved but names the module", function()
@@ -359,8 +367,10 @@ describe("symbolizer", function()
     assert.equals(dir .. "/pie", sym.module)
     assert.equals(0, tonumber(sym.offset))
     local before = stats(s)
-    rc, sym = resolve(s, p.pid, 0x10)
-    assert.equals(-ENOENT, rc)
+    local err
+    rc, sym, err = resolve(s, p.pid, 0x10)
+    assert.is_nil(rc)
+    assert.equals("no mapping of process " .. p.pid .. " holds 0x10: No such file or directory", err)
     assert.is_nil(sym.module)
     assert.equals(lib.MR_FRAME_UNKNOWN, sym.kind)
     local after = stats(s)
@@ -385,18 +395,25 @@ describe("symbolizer", function()
     write_file(dir .. "/garbage", string.rep("not an ELF file\n", 100))
     write_file(dir .. "/empty", "")
     write_file(dir .. "/truncated", read_file(dir .. "/pie"):sub(1, 200))
-    assert.is_true((resolve_file(s, dir .. "/garbage", 0)) < 0)
-    assert.is_true((resolve_file(s, dir .. "/empty", 0)) < 0)
-    assert.is_true((resolve_file(s, dir .. "/missing", 0)) < 0)
-    assert.is_true((resolve_file(s, dir, 0)) < 0)
-    local rc, sym = resolve_file(s, dir .. "/truncated", 0x1139)
-    assert.is_true(rc <= 0)
+    local function refused(path, why)
+      local rc, _, err = resolve_file(s, path, 0)
+      assert.is_nil(rc)
+      assert.equals("cannot read the symbols of " .. path .. ": " .. why, err)
+    end
+    refused(dir .. "/garbage", "Exec format error")
+    refused(dir .. "/empty", "Exec format error")
+    refused(dir .. "/missing", "No such file or directory")
+    refused(dir, "Exec format error")
+    local _, sym = resolve_file(s, dir .. "/truncated", 0x1139)
     assert.is_nil(sym.name)
     local dead = spawn(dir .. "/pie", live)
     stop(dead)
-    assert.equals(-ESRCH, lib.mr_symbolizer_track(s, dead.pid))
-    assert.equals(-ESRCH, (resolve(s, dead.pid, 0x1000)))
-    assert.is_true(lib.mr_symbolizer_track(s, -1) < 0)
+    local gone = "cannot read the mappings of process " .. dead.pid .. ": No such process"
+    assert.same({ nil, gone }, { track(s, dead.pid) })
+    local rc, _, err = resolve(s, dead.pid, 0x1000)
+    assert.is_nil(rc)
+    assert.equals("no mapping of process " .. dead.pid .. " holds 0x1000: No such process", err)
+    assert.is_nil((track(s, -1)))
     assert.equals(0, stats(s).processes)
   end)
 end)
@@ -416,11 +433,11 @@ describe("symbolizer with ROVER_HOST_PROC_MAPPING", function()
     local dir = os.tmpname()
     os.remove(dir)
     assert(os.execute("mkdir -m 700 " .. dir .. " && ln -s /proc/" .. pid .. " " .. dir .. "/" .. pid) == 0)
-    local s = ffi.gc(lib.mr_symbolizer_new(0), lib.mr_symbolizer_free)
+    local s = new_symbolizer()
     ffi.C.setenv("ROVER_HOST_PROC_MAPPING", dir .. "/missing", 1)
-    assert.is_true(lib.mr_symbolizer_track(s, pid) < 0)
+    assert.is_nil((track(s, pid)))
     ffi.C.setenv("ROVER_HOST_PROC_MAPPING", dir, 1)
-    assert.same(0, lib.mr_symbolizer_track(s, pid))
+    assert.same(0, track(s, pid))
     os.execute("rm -rf " .. dir)
   end)
 end)

@@ -1,6 +1,7 @@
 -- Specs for the Rover-compatible profiling task policy, with injected time,
--- process lookup and fake runners: every rule of reference §3 and every
--- defect of §3.8 that applies to task handling.
+-- process lookup and fake runners: every rule of Rover's task life cycle
+-- (identity, delayed start, extension, replacement, flush) and a spec for
+-- each of its task-handling defects that moonrover must not repeat.
 local command = require("moonrover.rover.task_command")
 local manager = require("moonrover.rover.task_manager")
 

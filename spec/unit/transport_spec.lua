@@ -3,7 +3,7 @@
 -- /usr/bin/python3, on 127.0.0.1 only. Results are collected the way the
 -- agent does it: poll the notify fd (bounded), read it, then drain
 -- mr_transport_next. TLS material comes from openssl into a temp dir.
-local rt = require("moonrover.rt")
+local rt = require("moonrover.rt").with_test_api()
 local read_file = require("support.files").read
 local ffi, lib = rt.ffi, rt.lib
 
@@ -12,7 +12,6 @@ pcall(ffi.cdef, "int poll(struct pollfd *fds, unsigned long nfds, int timeout);"
 pcall(ffi.cdef, "ssize_t read(int fd, void *buf, size_t count);")
 
 local POLLIN = 1
-local ENOENT, EALREADY, EPIPE, EINVAL, ENOBUFS = 2, 114, 32, 22, 105
 local OK, CANCELLED, DEADLINE_EXCEEDED, NOT_FOUND, UNAVAILABLE = 0, 1, 4, 5, 14
 local WAIT_MS = 15000 -- the longest any result or server may take
 local PYTHON = "/usr/bin/python3"
@@ -25,7 +24,7 @@ local function sh(cmd)
 end
 
 local function now_ms()
-  return tonumber(lib.mr_monotonic_ns()) / 1e6
+  return tonumber(lib.mr_sys_monotonic_ns()) / 1e6
 end
 
 local function make_tmpdir()
@@ -52,7 +51,7 @@ local function start_server(dir, args, port)
   while not s.port and now_ms() < deadline do
     s.port = tonumber((read_file(s.out) or ""):match("^(%d+)\n"))
     if not s.port then
-      lib.mr_sleep_ms(20)
+      lib.mr_sys_sleep_ms(20)
     end
   end
   assert(s.port, "the test server did not start: " .. (read_file(s.err) or ""))
@@ -72,7 +71,7 @@ function Server:stop()
   sh("kill -TERM " .. self.pid .. " 2>/dev/null")
   local deadline = now_ms() + WAIT_MS
   while not gone(self.pid) and now_ms() < deadline do
-    lib.mr_sleep_ms(10)
+    lib.mr_sys_sleep_ms(10)
   end
   assert(gone(self.pid), "the test server did not stop")
   self.pid = nil
@@ -95,7 +94,7 @@ Client.__index = Client
 -- Opens a transport; returns it, or nil and the error line.
 local function open(opts)
   local o = ffi.new("struct mr_transport_opts", opts)
-  local t, err = rt.call_with_err(lib.mr_transport_open, o)
+  local t, err = rt.call(lib.mr_transport_open, o)
   if not t then
     return nil, err
   end
@@ -140,19 +139,40 @@ function Client:await(id)
   return assert(self.results[id], "no result for call " .. id)
 end
 
+-- The transport's calls through rt.call: a result, or nil and the message.
+local function unary(t, method, request, timeout_ms)
+  return rt.call(lib.mr_transport_unary, t, method, request, request and #request or 0, timeout_ms)
+end
+
+local function stream_open(t, method, timeout_ms)
+  return rt.call(lib.mr_transport_stream_open, t, method, timeout_ms)
+end
+
+local function send(t, id, message)
+  return rt.call(lib.mr_transport_stream_send, t, id, message, #message)
+end
+
+local function finish(t, id)
+  return rt.call(lib.mr_transport_stream_finish, t, id)
+end
+
+-- Asserts a call was refused, the message ending with why.
+local function refused(why, ok, err)
+  assert.is_nil(ok)
+  assert.are.equal(why, err:sub(-#why))
+end
+
 function Client:unary(method, request, timeout_ms)
-  local id = lib.mr_transport_unary(self.t, "/test.Echo/" .. method, request, #request, timeout_ms or 10000)
-  assert(id > 0, "unary refused: " .. tostring(id))
+  local id = assert(unary(self.t, "/test.Echo/" .. method, request, timeout_ms or 10000))
   return self:await(id)
 end
 
 function Client:stream(method, messages, timeout_ms)
-  local id = lib.mr_transport_stream_open(self.t, "/test.Echo/" .. method, timeout_ms or 10000)
-  assert(id > 0, "stream refused: " .. tostring(id))
+  local id = assert(stream_open(self.t, "/test.Echo/" .. method, timeout_ms or 10000))
   for _, m in ipairs(messages) do
-    assert.are.equal(0, lib.mr_transport_stream_send(self.t, id, m, #m))
+    assert.are.equal(0, send(self.t, id, m))
   end
-  assert.are.equal(0, lib.mr_transport_stream_finish(self.t, id))
+  assert.are.equal(0, finish(self.t, id))
   return self:await(id)
 end
 
@@ -170,7 +190,7 @@ function Client:until_ok()
     if r.state == lib.MR_RPC_OK then
       return r
     end
-    lib.mr_sleep_ms(100)
+    lib.mr_sys_sleep_ms(100)
   until now_ms() > deadline
   error("the transport did not recover")
 end
@@ -264,7 +284,7 @@ describe("transport", function()
       local ids = {}
       for i = 1, 10 do
         local req = "call " .. i
-        ids[i] = lib.mr_transport_unary(client.t, "/test.Echo/Unary", req, #req, 10000)
+        ids[i] = assert(unary(client.t, "/test.Echo/Unary", req, 10000))
       end
       for i = 1, 10 do
         assert.are.equal("call " .. i, client:await(ids[i]).response)
@@ -287,34 +307,34 @@ describe("transport", function()
       client:close()
       client = assert(open({ address = server:address(), queue_bytes = 256 * 1024 }))
       local big = string.rep("x", 256 * 1024 + 1)
-      assert.are.equal(-ENOBUFS, tonumber(lib.mr_transport_unary(client.t, "/test.Echo/Unary", big, #big, 1000)))
+      local budget = "over the queue's byte budget (dropped and counted)"
+      refused(budget, unary(client.t, "/test.Echo/Unary", big, 1000))
       assert.are.equal(1, tonumber(client:stats().calls_dropped))
       -- Slow reads nothing: once flow control's window is full, messages wait in the queue.
-      local id = lib.mr_transport_stream_open(client.t, "/test.Echo/Slow", 10000)
+      local id = assert(stream_open(client.t, "/test.Echo/Slow", 10000))
       local chunk = string.rep("y", 16 * 1024)
-      local refused
+      local sent, err
       for _ = 1, 4096 do
-        local e = lib.mr_transport_stream_send(client.t, id, chunk, #chunk)
-        if e ~= 0 then
-          refused = e
+        sent, err = send(client.t, id, chunk)
+        if not sent then
           break
         end
         assert.is_true(client:stats().bytes_queued <= 256 * 1024)
       end
-      assert.are.equal(-ENOBUFS, refused)
+      refused(budget, sent, err)
       local s = client:stats()
       assert.are.equal(2, tonumber(s.calls_dropped))
       assert.is_true(s.bytes_queued > 0 and s.bytes_queued <= 256 * 1024)
-      assert.are.equal(0, lib.mr_transport_stream_finish(client.t, id))
+      assert.are.equal(0, finish(client.t, id))
     end)
 
     it("drops what is in flight when closed", function()
       local ids = {}
       for i = 1, 3 do
-        ids[i] = lib.mr_transport_unary(client.t, "/test.Echo/Slow", "", 0, 10000)
+        ids[i] = assert(unary(client.t, "/test.Echo/Slow", "", 10000))
       end
-      local stream = lib.mr_transport_stream_open(client.t, "/test.Echo/Stream", 10000)
-      assert.are.equal(0, lib.mr_transport_stream_send(client.t, stream, "part", 4))
+      local stream = assert(stream_open(client.t, "/test.Echo/Stream", 10000))
+      assert.are.equal(0, send(client.t, stream, "part"))
       client:drain()
       assert.are.same({}, client.results)
       client:close()
@@ -324,14 +344,15 @@ describe("transport", function()
     end)
 
     it("rejects misuse of calls", function()
-      assert.are.equal(-EINVAL, tonumber(lib.mr_transport_unary(client.t, "Unary", "x", 1, 1000)))
-      assert.are.equal(-EINVAL, tonumber(lib.mr_transport_stream_open(client.t, nil, 1000)))
-      assert.are.equal(-ENOENT, lib.mr_transport_stream_send(client.t, 12345, "x", 1))
-      assert.are.equal(-ENOENT, lib.mr_transport_stream_finish(client.t, 12345))
-      local id = lib.mr_transport_stream_open(client.t, "/test.Echo/Stream", 10000)
-      assert.are.equal(0, lib.mr_transport_stream_finish(client.t, id))
-      assert.are.equal(-EALREADY, lib.mr_transport_stream_finish(client.t, id))
-      assert.are.equal(-EPIPE, lib.mr_transport_stream_send(client.t, id, "late", 4))
+      local bad = 'bad arguments (a method is "/package.Service/Method")'
+      refused("cannot call Unary: " .. bad, unary(client.t, "Unary", "x", 1000))
+      refused("cannot open a stream to (null): " .. bad, stream_open(client.t, nil, 1000))
+      refused("no such call", send(client.t, 12345, "x"))
+      refused("no such call", finish(client.t, 12345))
+      local id = assert(stream_open(client.t, "/test.Echo/Stream", 10000))
+      assert.are.equal(0, finish(client.t, id))
+      refused("cannot finish a stream: it is finished already", finish(client.t, id))
+      refused("the call has ended or was finished", send(client.t, id, "late"))
       assert.are.equal("", client:await(id).response)
     end)
   end)
@@ -353,14 +374,14 @@ describe("transport", function()
       server = start_server(dir)
       client = assert(open({ address = server:address() }))
       assert.are.equal("before", client:unary("Unary", "before").response)
-      local id = lib.mr_transport_stream_open(client.t, "/test.Echo/Stream", 10000)
-      assert.are.equal(0, lib.mr_transport_stream_send(client.t, id, "half", 4))
+      local id = assert(stream_open(client.t, "/test.Echo/Stream", 10000))
+      assert.are.equal(0, send(client.t, id, "half"))
       server:stop()
       local r = client:await(id)
       assert.are.equal(lib.MR_RPC_FAILED, r.state)
       -- the server's shutdown cancels the stream, or the connection drops first
       assert.is_true(r.code == UNAVAILABLE or r.code == CANCELLED, "status " .. tostring(r.code))
-      assert.are.equal(-ENOENT, lib.mr_transport_stream_send(client.t, id, "more", 4))
+      refused("no such call", send(client.t, id, "more"))
       server:restart()
       client:until_ok()
       assert.are.equal("ab", client:stream("Stream", { "a", "b" }).response)
@@ -445,7 +466,7 @@ describe("transport", function()
       fails({ address = ok, tls = 1, cert_path = dir .. "/client.crt" }, "needs both cert_path and key_path")
       fails({ address = ok, tls = 1, cert_path = dir .. "/client.crt", key_path = dir .. "/nokey" },
         "cannot read the key file .*/nokey: No such file or directory")
-      local t, err = rt.call_with_err(lib.mr_transport_open, nil)
+      local t, err = rt.call(lib.mr_transport_open, nil)
       assert.is_nil(t)
       assert.are.equal("invalid transport options: none given", err)
     end)

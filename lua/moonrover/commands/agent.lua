@@ -85,21 +85,19 @@ function _M.apply_config(values, given, path)
   if not cfg then
     return nil, err
   end
+  local from_file
+  from_file, err = config.read_fields(cfg, FROM_CONFIG)
+  if not from_file then
+    return nil, path .. ": " .. err
+  end
   for _, entry in ipairs(FROM_CONFIG) do
-    local name, key, get = entry[1], entry[2], entry[3]
-    if not given[name] then
-      local v
-      v, err = get(cfg, key)
-      if err then
+    local name, v = entry[1], from_file[entry[1]]
+    if not given[name] and v ~= nil and v ~= "" then
+      v, err = check_option(name, v)
+      if v == nil then
         return nil, path .. ": " .. err
       end
-      if v ~= nil and v ~= "" then
-        v, err = check_option(name, v)
-        if v == nil then
-          return nil, path .. ": " .. err
-        end
-        values[name] = v
-      end
+      values[name] = v
     end
   end
   if not given["log-level"] then
@@ -162,7 +160,7 @@ function _M.run(values, _, given)
     keep[7] = values.config
     c.config_text, c.config_name = keep[6], keep[7]
   end
-  local ok, err = rt.call_with_err(rt.lib.mr_agent_run, c)
+  local ok, err = rt.call(rt.lib.mr_agent_run, c)
   if not ok then
     io.stderr:write("moonrover agent: " .. err .. "\n")
     return 1

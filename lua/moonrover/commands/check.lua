@@ -10,35 +10,51 @@ local _M = {
   options = {},
 }
 
--- Each feature: what it is for, whether the agent cannot work without it, and
--- what to do when it is missing.
+-- What each feature the runtime probes (runtime/kernel/check.c) is for,
+-- whether the agent cannot work without it, and what to do when it is missing.
 _M.FEATURES = {
-  { name = "root", what = "privileges (root or CAP_BPF+CAP_PERFMON)", required = true,
+  root = { what = "privileges (root or CAP_BPF+CAP_PERFMON)", required = true,
     fix = "run moonrover as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE" },
-  { name = "btf", what = "kernel BTF type information", required = true,
+  btf = { what = "kernel BTF type information", required = true,
     fix = "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (most distributions since 2021)" },
-  { name = "perf_event", what = "perf_event cpu-clock sampling (on-CPU profiles)", required = true,
+  perf_event = { what = "perf_event cpu-clock sampling (on-CPU profiles)", required = true,
     fix = "allow perf events: check perf_event_paranoid and that no seccomp/LSM policy blocks perf_event_open" },
-  { name = "tracepoint", what = "tracepoints (process and network events)", required = true,
+  tracepoint = { what = "tracepoints (process and network events)", required = true,
     fix = "mount tracefs and use a kernel with CONFIG_TRACEPOINTS=y" },
-  { name = "tp_btf", what = "BTF-typed tracepoints (off-CPU profiles)", required = false,
+  tp_btf = { what = "BTF-typed tracepoints (off-CPU profiles)", required = false,
     fix = "needs Linux 5.5+ with BTF; off-CPU profiling is unavailable without it" },
-  { name = "uprobe", what = "uprobes (TLS payloads from OpenSSL)", required = false,
+  uprobe = { what = "uprobes (TLS payloads from OpenSSL)", required = false,
     fix = "use a kernel with CONFIG_UPROBES=y; TLS tracing is unavailable without it" },
-  { name = "ringbuf", what = "BPF ring buffer (event streams)", required = true,
+  ringbuf = { what = "BPF ring buffer (event streams)", required = true,
     fix = "needs Linux 5.8 or newer" },
-  { name = "kallsyms", what = "kernel symbols (/proc/kallsyms)", required = false,
+  kallsyms = { what = "kernel symbols (/proc/kallsyms)", required = false,
     fix = "run as root with kernel.kptr_restrict <= 1; kernel frames stay unnamed without it" },
 }
 
--- Runs every probe; returns a list of { feature, ok, detail }.
-function _M.probe_all(features)
+-- The names of the features the runtime probes, in its order.
+function _M.runtime_features()
+  local names, i = {}, 0
+  while true do
+    local name = rt.lib.mr_kernel_feature(i)
+    if name == nil then
+      return names
+    end
+    names[#names + 1] = rt.ffi.string(name)
+    i = i + 1
+  end
+end
+
+-- Runs every probe the runtime has; returns a list of { name, feature, ok,
+-- detail }. A feature without a description here is a bug, said as such.
+function _M.probe_all()
   local ffi, lib = rt.ffi, rt.lib
   local detail = ffi.new("char[512]")
   local results = {}
-  for _, f in ipairs(features) do
-    local ok = lib.mr_check(f.name, detail, 512)
-    results[#results + 1] = { feature = f, ok = ok == 1, detail = ffi.string(detail) }
+  for _, name in ipairs(_M.runtime_features()) do
+    local ok = lib.mr_kernel_check(name, detail, 512)
+    local feature = _M.FEATURES[name] or { what = "(undescribed feature: a moonrover bug)", required = true,
+      fix = "report this" }
+    results[#results + 1] = { name = name, feature = feature, ok = ok == 1, detail = ffi.string(detail) }
   end
   return results
 end
@@ -48,7 +64,7 @@ function _M.report(results)
   for _, r in ipairs(results) do
     local f = r.feature
     local mark = r.ok and "ok  " or (f.required and "FAIL" or "warn")
-    lines[#lines + 1] = string.format("%s  %-11s %s: %s", mark, f.name, f.what, r.detail)
+    lines[#lines + 1] = string.format("%s  %-11s %s: %s", mark, r.name, f.what, r.detail)
     if not r.ok then
       lines[#lines + 1] = "              what to do: " .. f.fix
       if f.required then
@@ -66,7 +82,7 @@ function _M.report(results)
 end
 
 function _M.run()
-  local text, missing = _M.report(_M.probe_all(_M.FEATURES))
+  local text, missing = _M.report(_M.probe_all())
   io.stdout:write(text)
   return missing == 0 and 0 or 1
 end

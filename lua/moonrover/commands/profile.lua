@@ -79,7 +79,7 @@ end
 
 local function check_pids(pids)
   for _, pid in ipairs(pids or {}) do
-    if rt.lib.mr_process_exists(pid) == 0 then
+    if rt.lib.mr_proc_exists(pid) ~= 1 then
       return nil, "no process with pid " .. pid
     end
   end
@@ -88,7 +88,7 @@ end
 
 local function check_privileges()
   local detail = rt.ffi.new("char[256]")
-  if rt.lib.mr_check("root", detail, 256) ~= 1 then
+  if rt.lib.mr_kernel_check("root", detail, 256) ~= 1 then
     return nil, "profiling needs root (or CAP_BPF and CAP_PERFMON): run it with sudo (" ..
       rt.ffi.string(detail) .. ")"
   end
@@ -113,7 +113,7 @@ function _M.job_from(values)
 end
 
 local function monotonic_ns()
-  return tonumber(rt.lib.mr_monotonic_ns())
+  return tonumber(rt.lib.mr_sys_monotonic_ns())
 end
 
 local function ms_until(deadline, now)
@@ -126,7 +126,7 @@ local function collect(p, job)
   local now = monotonic_ns()
   local deadline = now + job.duration_ns
   local next_drain = now + DRAIN_INTERVAL_NS
-  while now < deadline and lib.mr_signal_pending() == 0 do
+  while now < deadline and lib.mr_sys_signal_pending() == 0 do
     p:poll(math.min(POLL_MAX_MS, ms_until(deadline, now), ms_until(next_drain, now) + 1))
     now = monotonic_ns()
     if now >= next_drain then
@@ -143,7 +143,7 @@ end
 
 local function write_output(p, job, stacks, meta)
   if job.format == "pprof" then
-    return rt.call_with_err(rt.lib.mr_pprof_write, p.profile, job.output, job.off_cpu and 1 or 0,
+    return rt.call(rt.lib.mr_pprof_write, p.profile, job.output, job.off_cpu and 1 or 0,
       p.period_ns, meta.duration_ns)
   end
   local writer = require("moonrover.writers." .. job.format)
@@ -215,7 +215,11 @@ function _M.profile(job)
   if not p then
     return nil, err
   end
-  rt.lib.mr_signals_catch()
+  ok, err = rt.call(rt.lib.mr_sys_signals_catch)
+  if not ok then
+    p:close()
+    return nil, err
+  end
   local started = monotonic_ns()
   ok, err = p:start()
   if ok then

@@ -14,7 +14,7 @@ local _M = {
 }
 
 function _M.run(values)
-  local pid, err = rt.call_with_err(rt.lib.mr_agent_reload, values["pid-file"])
+  local pid, err = rt.call(rt.lib.mr_agent_reload, values["pid-file"])
   if not pid then
     io.stderr:write("moonrover reload: " .. err .. "\n")
     return 1

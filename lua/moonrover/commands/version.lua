@@ -10,8 +10,8 @@ local _M = {
 
 function _M.run()
   local lib, ffi = rt.lib, rt.ffi
-  io.stdout:write(string.format("moonrover %s (%s, %s)\n", ffi.string(lib.mr_version()),
-    ffi.string(lib.mr_build_info()), jit.version))
+  io.stdout:write(string.format("moonrover %s (%s, %s)\n", ffi.string(lib.mr_sys_version()),
+    ffi.string(lib.mr_sys_build_info()), jit.version))
   return 0
 end
 

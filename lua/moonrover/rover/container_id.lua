@@ -3,7 +3,7 @@
 -- as read from the host's cgroup namespace.
 --
 -- Each line's path is walked from its last component towards the root, as
--- Rover takes the last component (reference §1.3 Scan); walking further up
+-- Rover takes the last component of each line; walking further up
 -- also covers processes in a sub-cgroup of their container (".../init").
 -- A component names a container when it is, with <id> 64 hex digits:
 --   docker-<id>.scope                  docker, systemd cgroup driver

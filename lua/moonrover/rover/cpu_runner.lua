@@ -123,11 +123,15 @@ function _M:collect()
   if not self.p then
     return {}
   end
-  local lib, ffi = rt.lib, rt.ffi
-  local prof = ffi.gc(lib.mr_profile_new(), lib.mr_profile_free)
-  self.p:poll(0)
-  if not self.p:drain(prof) then
-    return {}
+  local lib = rt.lib
+  local prof, err = profiler.new_profile()
+  local ok = prof ~= nil
+  if ok then
+    self.p:poll(0)
+    ok, err = self.p:drain(prof)
+  end
+  if not ok then
+    return {}, err
   end
   if self.on_samples then
     self.on_samples(self.p:stats().samples)

@@ -23,7 +23,7 @@ local TICK_SECONDS = 1
 
 local function new_uuid()
   local buf = rt.ffi.new("char[37]")
-  assert(rt.lib.mr_random_uuid(buf, 37) == 0, "no randomness for the agent id")
+  assert(rt.call(rt.lib.mr_sys_random_uuid, buf, 37))
   return rt.ffi.string(buf)
 end
 

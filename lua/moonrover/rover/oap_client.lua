@@ -53,7 +53,7 @@ function _M.open(cfg)
   c.tls = o.tls and 1 or 0
   c.insecure_skip_verify = o.insecure_skip_verify and 1 or 0
   local handle
-  handle, err = rt.call_with_err(lib.mr_transport_open, c)
+  handle, err = rt.call(lib.mr_transport_open, c)
   if not handle then
     return nil, err
   end
@@ -73,9 +73,10 @@ function _M:unary(method, request_type, request, response_type, callback)
   if not bytes then
     return fail_now(callback, err)
   end
-  local id = rt.lib.mr_transport_unary(self.handle, method, bytes, #bytes, TIMEOUT_MS)
-  if id < 0 then
-    return fail_now(callback, "the call was not sent (error " .. tonumber(-id) .. ")")
+  local id
+  id, err = rt.call(rt.lib.mr_transport_unary, self.handle, method, bytes, #bytes, TIMEOUT_MS)
+  if not id then
+    return fail_now(callback, err)
   end
   self.pending[tonumber(id)] = { callback = callback, response_type = response_type }
   return true
@@ -84,20 +85,28 @@ end
 -- A client stream of messages (tables of message_type), then one response.
 function _M:stream(method, message_type, messages, response_type, callback)
   local lib = rt.lib
-  local id = lib.mr_transport_stream_open(self.handle, method, TIMEOUT_MS)
-  if id < 0 then
-    return fail_now(callback, "the stream was not opened (error " .. tonumber(-id) .. ")")
+  local id, err = rt.call(lib.mr_transport_stream_open, self.handle, method, TIMEOUT_MS)
+  if not id then
+    return fail_now(callback, err)
   end
   for _, m in ipairs(messages) do
-    local bytes, err = protobuf.encode(self.schema, message_type, m)
-    local rc = bytes and lib.mr_transport_stream_send(self.handle, id, bytes, #bytes)
-    if not bytes or rc < 0 then
-      lib.mr_transport_stream_finish(self.handle, id)
+    local bytes, sent
+    bytes, err = protobuf.encode(self.schema, message_type, m)
+    if bytes then
+      sent, err = rt.call(lib.mr_transport_stream_send, self.handle, id, bytes, #bytes)
+    end
+    if not sent then
+      rt.call(lib.mr_transport_stream_finish, self.handle, id)
       self.pending[tonumber(id)] = { callback = function() end }
-      return fail_now(callback, err or ("a message was not sent (error " .. tonumber(-rc) .. ")"))
+      return fail_now(callback, err)
     end
   end
-  lib.mr_transport_stream_finish(self.handle, id)
+  local finished
+  finished, err = rt.call(lib.mr_transport_stream_finish, self.handle, id)
+  if not finished then
+    self.pending[tonumber(id)] = { callback = function() end }
+    return fail_now(callback, err)
+  end
   self.pending[tonumber(id)] = { callback = callback, response_type = response_type }
   return true
 end

@@ -1,10 +1,11 @@
--- process_finder.lua - host-mode process discovery (Rover's "scanner" finder,
--- reference §1.3): lists the host's processes, names the ones a rule (or the
--- user's namer) selects as OAP entities, and computes the properties OAP
--- stores for them. Pure policy: every fact comes from the injected sys table.
+-- process_finder.lua - host-mode process discovery (the "scanner" finder of
+-- Rover 0.3-0.5, whose regex rules match a process's command line): lists
+-- the host's processes, names the ones a rule (or the user's namer) selects
+-- as OAP entities, and computes the properties OAP stores for them. Pure
+-- policy: every fact comes from the injected sys table.
 --
 -- sys (all functions required; new() says which one is missing):
---   sys.list_pids()        -> array of pids
+--   sys.list_pids()        -> array of pids, or nil and why
 --   sys.read(pid, file)    -> text or nil; file is "cmdline" (NULs turned into
 --                             spaces), "comm", "cgroup" or "stat"
 --   sys.exe(pid)           -> path of the executable or nil
@@ -58,7 +59,8 @@ local DEFAULTS = {
 
 local TEMPLATES = { "service_name", "instance_name", "process_name" }
 
--- Interpreters and shells whose stacks profiling cannot name (reference §7).
+-- Interpreters and shells whose stacks profiling cannot name: Rover reports
+-- support_ebpf_profiling=false for executables whose name starts with these.
 local NOT_PROFILABLE = { "java", "python", "node", "bash", "ruby", "ssh" }
 
 -- A sorted array of distinct labels.
@@ -248,7 +250,8 @@ local function name_process(self, ctx, rule)
   return rule and rule_entity(rule, ctx)
 end
 
--- Drops entities with empty names; prefixes the cluster name (reference §1.3).
+-- Drops entities with empty names; prefixes the cluster name to the service
+-- name ("<cluster>::<service>") unless it has one already, as Rover does.
 local function finish_entity(self, entity)
   if entity.serviceName == "" or entity.instanceName == "" or entity.processName == "" then
     return nil
@@ -259,7 +262,9 @@ local function finish_entity(self, entity)
   return entity
 end
 
--- support_ebpf_profiling (reference §7); has_symbols answers are kept per
+-- support_ebpf_profiling: OAP sends ON_CPU/OFF_CPU tasks only to processes
+-- that report "true", which Rover gives an executable that has an ELF symbol
+-- table and is not one of NOT_PROFILABLE. has_symbols answers are kept per
 -- process and executable in seen, as reading ELF files is not free.
 local function profilable(self, c, seen)
   local key = c.ident .. "/" .. c.ctx.process.exe_path
@@ -321,7 +326,11 @@ local function candidates(self, problems)
   local sys = self.sys
   local rover = { instance_id = self.instance_id, host_ip = sys.host_ip(), host_name = sys.hostname() }
   local self_pid, chosen, order = sys.self_pid(), {}, {}
-  for _, pid in ipairs(sys.list_pids()) do
+  local pids, err = sys.list_pids()
+  if not pids then
+    problems[#problems + 1] = err
+  end
+  for _, pid in ipairs(pids or {}) do
     local ctx, entity, problem
     if pid ~= self_pid then
       ctx, entity, problem = consider(self, pid, rover)

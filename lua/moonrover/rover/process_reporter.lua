@@ -1,7 +1,8 @@
 -- process_reporter.lua - the process storage and reporting loop of the Rover
--- drop-in (reference §1.3 "Storage / reporting loop") as a state machine with
--- no clock and no I/O: the caller feeds it scans, asks it for the calls to
--- make at each heartbeat, and hands it OAP's answers.
+-- drop-in (as Rover's finders/storage.go: report new processes, keep the
+-- reported ones alive at each heartbeat, re-report all of them every Nth) as
+-- a state machine with no clock and no I/O: the caller feeds it scans, asks it
+-- for the calls to make at each heartbeat, and hands it OAP's answers.
 --
 --   local r = reporter.new({ agent_id = uuid, heartbeat_every = 10 })
 --   local removed = r:update(finder:scan())   -- gone processes, to tell the tasks

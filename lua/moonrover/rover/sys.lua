@@ -12,9 +12,13 @@ local MAX_GROUPS = 10
 local ffi, lib = rt.ffi, rt.lib
 local buf = ffi.new("char[?]", BUF)
 
+-- The live pids, or nil and why.
 function _M.list_pids()
   local pids = ffi.new("int32_t[?]", MAX_PIDS)
-  local n = lib.mr_proc_list(pids, MAX_PIDS)
+  local n, err = rt.call(lib.mr_proc_list, pids, MAX_PIDS)
+  if not n then
+    return nil, err
+  end
   local out = {}
   for i = 0, n - 1 do
     out[#out + 1] = pids[i]
@@ -22,33 +26,39 @@ function _M.list_pids()
   return out
 end
 
+-- A file of /proc/PID ("cmdline", "comm", ...), or nil and why (the
+-- process may have exited).
 function _M.read(pid, file)
-  local n = lib.mr_proc_read(pid, file, buf, BUF)
-  return n >= 0 and ffi.string(buf, n) or nil
+  local n, err = rt.call(lib.mr_proc_read, pid, file, buf, BUF)
+  return n and ffi.string(buf, n), err
+end
+
+local function link(pid, what)
+  local n, err = rt.call(lib.mr_proc_link, pid, what, buf, BUF)
+  return n and ffi.string(buf, n), err
 end
 
 function _M.exe(pid)
-  local n = lib.mr_proc_link(pid, "exe", buf, BUF)
-  return n >= 0 and ffi.string(buf, n) or nil
+  return link(pid, "exe")
 end
 
 function _M.cwd(pid)
-  local n = lib.mr_proc_link(pid, "cwd", buf, BUF)
-  return n >= 0 and ffi.string(buf, n) or nil
+  return link(pid, "cwd")
 end
 
 function _M.self_pid()
-  return lib.mr_self_pid()
+  return lib.mr_proc_self()
 end
 
 function _M.start_ns(pid)
   return tonumber(lib.mr_proc_start_ns(pid))
 end
 
+-- Whether the executable has a symbol table, or nil and why.
 function _M.has_symbols(pid)
-  local r = lib.mr_proc_has_symbols(pid)
-  if r < 0 then
-    return nil
+  local r, err = rt.call(lib.mr_proc_has_symbols, pid)
+  if not r then
+    return nil, err
   end
   return r == 1
 end
@@ -59,7 +69,7 @@ Matcher.__index = Matcher
 -- The captures of a match (the whole match first), or nil.
 function Matcher:match(s)
   local groups = ffi.new("int32_t[?]", 2 * MAX_GROUPS)
-  if lib.mr_regex_match(self.re, s, groups, MAX_GROUPS) ~= 1 then
+  if rt.call(lib.mr_regex_match, self.re, s, groups, MAX_GROUPS) ~= 1 then
     return nil
   end
   local out = {}
@@ -74,23 +84,25 @@ function Matcher:match(s)
 end
 
 function _M.regex(pattern)
-  local re, err = rt.call_with_err(lib.mr_regex_new, pattern)
+  local re, err = rt.call(lib.mr_regex_new, pattern)
   if not re then
     return nil, err
   end
   return setmetatable({ re = ffi.gc(re, lib.mr_regex_free) }, Matcher)
 end
 
+-- This host's first IPv4 address that is not loopback ("" when it has none
+-- or the interfaces cannot be listed).
 function _M.host_ip()
-  return lib.mr_host_ipv4(buf, BUF) == 0 and ffi.string(buf) or ""
+  return rt.call(lib.mr_sys_ipv4, buf, BUF) and ffi.string(buf) or ""
 end
 
 function _M.hostname()
-  return lib.mr_host_name(buf, BUF) == 0 and ffi.string(buf) or ""
+  return rt.call(lib.mr_sys_hostname, buf, BUF) and ffi.string(buf) or ""
 end
 
 function _M.now_ms()
-  return lib.mr_epoch_ms()
+  return lib.mr_sys_epoch_ms()
 end
 
 return _M

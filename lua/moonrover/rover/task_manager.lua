@@ -1,8 +1,9 @@
 -- task_manager.lua - the profiling-task policy of the Rover drop-in: which
 -- tasks run, when they start and stop, and what each flush sends. Time, the
 -- process lookup and the runners are injected, so every rule is testable
--- without a kernel or a clock. Fixes the defects of Rover's manager
--- (reference §3.8): a task whose process is not known yet waits and is
+-- without a kernel or a clock. It avoids the defects of Rover's task manager
+-- (pkg/profiling/task/manager.go in Rover 0.7): a task whose process is not
+-- known yet waits and is
 -- retried; a future start time is honoured; re-delivery only extends;
 -- process-id order does not change identity; a replaced or finished task's
 -- last data is flushed before it goes; data whose send failed is kept
@@ -14,7 +15,8 @@
 --   new_runner(task, processes)  -> runner or nil, err; a runner has
 --       :start() -> true or nil, err
 --       :stop()                     stop sampling; its data stays readable
---       :collect() -> list of data messages (deltas since the last collect)
+--       :collect() -> list of data messages (deltas since the last collect),
+--                     and why when the data could not be read
 --       :close()                    free everything
 --   log(level, fmt, ...)         -- optional
 local command = require("moonrover.rover.task_command")
@@ -231,7 +233,10 @@ function _M:flush()
     batch[#batch + 1] = p
   end
   local function take(ctx)
-    local messages = collect(ctx)
+    local messages, err = collect(ctx)
+    if err then
+      self.log("warn", "task %s: its data since the last flush could not be read: %s", ctx.task.id, err)
+    end
     append(out, ctx.task, ctx.started, messages, now)
     batch[#batch + 1] = { task = ctx.task, started = ctx.started, messages = messages, ctx = ctx }
   end

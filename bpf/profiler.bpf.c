@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* profiler.bpf.c - on-CPU sampling (perf_event, cpu-clock) and off-CPU time
+ * (tp_btf/sched_switch), aggregated in the kernel per (pid, user stack,
+ * kernel stack). Counts go to one of two maps chosen by `active`, so the
+ * runtime can read and clear one while the other keeps counting. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profiler.h"
+
+#define E_FAULT 14
+#define E_EXIST 17
+#define TASK_RUNNING 0
+
+const volatile bool filter_pids = false;
+const volatile bool kernel_stacks = true;
+/* The profiler itself, left out of whole-system profiles. */
+const volatile __s32 exclude_tgid = 0;
+
+/* Which counts map the programs write to: flipped by the runtime. */
+volatile __u32 active;
+struct mr_profiler_counters counters;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __s32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct mr_stack_trace);
+} stacks SEC(".maps");
+
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct mr_stack_key);
+	__type(value, struct mr_stack_value);
+};
+struct counts_map counts0 SEC(".maps");
+struct counts_map counts1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mr_stack_trace);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __s32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} notices SEC(".maps");
+
+/* Where and since when a thread is blocked. */
+struct blocked_since {
+	__u64 ts;
+	struct mr_stack_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __s32);
+	__type(value, struct blocked_since);
+} blocked SEC(".maps");
+
+static __always_inline bool wanted(__s32 tgid)
+{
+	if (tgid == exclude_tgid)
+		return false;
+	if (!filter_pids)
+		return true;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline void notify(__u32 kind, __s32 pid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	struct mr_notice *n;
+
+	n = bpf_ringbuf_reserve(&notices, sizeof(*n), 0);
+	if (!n) {
+		__sync_fetch_and_add(&counters.lost_notify, 1);
+		return;
+	}
+	n->kind = kind;
+	n->pid = pid;
+	bpf_core_read_str(n->comm, sizeof(n->comm), &leader->comm);
+	bpf_ringbuf_submit(n, 0);
+}
+
+/* Tells the runtime about a process the first time it is sampled. */
+static __always_inline void note_process(__s32 pid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST) == 0)
+		notify(MR_NOTICE_NEW, pid);
+}
+
+static __always_inline __u64 hash_stack(const struct mr_stack_trace *st, __u32 depth)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (__u32 i = 0; i < MR_MAX_STACK_DEPTH; i++) {
+		if (i >= depth)
+			break;
+		h ^= st->ips[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+/* Takes the current stack (user or kernel), stores it once and returns its
+ * hash; 0 when there is none or it was lost (and counted). */
+static __always_inline __u64 take_stack(void *ctx, __u64 flags)
+{
+	__u32 zero = 0;
+	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
+	long len;
+	__u64 h;
+
+	if (!st)
+		return 0;
+	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (len <= 0) {
+		if (len != -E_FAULT && len != 0 && flags)
+			__sync_fetch_and_add(&counters.lost_user_stack, 1);
+		return 0;
+	}
+	h = hash_stack(st, len / sizeof(__u64));
+	len = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
+	if (len != 0 && len != -E_EXIST) {
+		__sync_fetch_and_add(&counters.lost_stack_full, 1);
+		return 0;
+	}
+	return h;
+}
+
+static __always_inline void take_key(void *ctx, struct mr_stack_key *key, __s32 pid)
+{
+	key->pid = pid;
+	key->pad = 0;
+	key->user_stack = take_stack(ctx, BPF_F_USER_STACK);
+	key->kernel_stack = kernel_stacks ? take_stack(ctx, 0) : 0;
+}
+
+static __always_inline void add_to(void *map, const struct mr_stack_key *key, __u64 nanos)
+{
+	struct mr_stack_value zero = {}, *v;
+	long err;
+
+	v = bpf_map_lookup_elem(map, key);
+	if (!v) {
+		err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+		if (err != 0 && err != -E_EXIST) {
+			__sync_fetch_and_add(&counters.lost_counts_full, 1);
+			return;
+		}
+		v = bpf_map_lookup_elem(map, key);
+		if (!v) {
+			__sync_fetch_and_add(&counters.lost_counts_full, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	if (nanos)
+		__sync_fetch_and_add(&v->nanos, nanos);
+}
+
+static __always_inline void count(const struct mr_stack_key *key, __u64 nanos)
+{
+	__sync_fetch_and_add(&counters.samples, 1);
+	if (!counters.first_sample_ns)
+		counters.first_sample_ns = bpf_ktime_get_ns();
+	if (active)
+		add_to(&counts1, key, nanos);
+	else
+		add_to(&counts0, key, nanos);
+}
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__s32 tgid = id >> 32;
+	struct mr_stack_key key;
+
+	if ((__u32)id == 0) {
+		__sync_fetch_and_add(&counters.idle_samples, 1);
+		return 0;
+	}
+	if (!wanted(tgid))
+		return 0;
+	note_process(tgid);
+	take_key(ctx, &key, tgid);
+	count(&key, 0);
+	return 0;
+}
+
+/* Switch-out of a blocked thread: remember where and when. Switch-in: add
+ * the time it was off the CPU to the stack it blocked in. */
+/* Kernels before 5.14 call the task state "state" instead of "__state". */
+struct task_struct___pre_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+}
+
+/* Three arguments only: the fourth (prev_state) exists since Linux 5.18. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__s32 prev_tid = prev->pid, prev_tgid = prev->tgid, next_tid = next->pid;
+	long prev_state = task_state(prev);
+	struct blocked_since *b, rec;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (prev_tid && !preempt && prev_state != TASK_RUNNING && wanted(prev_tgid)) {
+		note_process(prev_tgid);
+		rec.ts = now;
+		take_key(ctx, &rec.key, prev_tgid);
+		if (bpf_map_update_elem(&blocked, &prev_tid, &rec, BPF_ANY) != 0)
+			__sync_fetch_and_add(&counters.lost_offcpu_start, 1);
+	}
+	if (!next_tid)
+		return 0;
+	b = bpf_map_lookup_elem(&blocked, &next_tid);
+	if (!b)
+		return 0;
+	rec = *b;
+	bpf_map_delete_elem(&blocked, &next_tid);
+	if (now > rec.ts)
+		count(&rec.key, now - rec.ts);
+	return 0;
+}
+
+/* A process that was already seen execs: its mappings change. BTF-typed
+ * tracepoints need no tracefs mount. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task)
+{
+	__s32 tgid = task->tgid;
+
+	if (bpf_map_lookup_elem(&seen, &tgid))
+		notify(MR_NOTICE_EXEC, tgid);
+	return 0;
+}
+
+/* The process is gone: a new one may get its pid and must be seen as new. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	__s32 tgid = task->tgid;
+	__s32 tid = task->pid;
+
+	bpf_map_delete_elem(&blocked, &tid);
+	if (tgid == tid)
+		bpf_map_delete_elem(&seen, &tgid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,53 @@
+/* profiler.h - structs shared by profiler.bpf.c and the runtime's profiler:
+ * the aggregation key and value, the new-process notice and the drop counters. */
+#ifndef MR_BPF_PROFILER_H
+#define MR_BPF_PROFILER_H
+
+#include "events.h"
+
+#define MR_MAX_STACK_DEPTH 127
+
+/* What a count is attributed to. A stack is named by a 64-bit hash of its
+ * addresses (the key of the stacks map); 0 means it could not be taken (the
+ * counters below say why) or there is none (kernel threads have no user stack). */
+struct mr_stack_key {
+	__s32 pid;
+	__u32 pad;
+	__u64 user_stack;
+	__u64 kernel_stack;
+};
+
+/* Return addresses, leaf first; unused slots are zero. */
+struct mr_stack_trace {
+	__u64 ips[MR_MAX_STACK_DEPTH];
+};
+
+struct mr_stack_value {
+	__u64 count; /* samples, or context switches for off-CPU */
+	__u64 nanos; /* blocked time for off-CPU; unused on-CPU */
+};
+
+enum mr_notice_kind {
+	MR_NOTICE_NEW = 1,  /* first sample of a process: capture its mappings now */
+	MR_NOTICE_EXEC = 2, /* a seen process replaced its image: capture again */
+};
+
+struct mr_notice {
+	__u32 kind;
+	__s32 pid;
+	char comm[MR_COMM_LEN];
+};
+
+/* Kernel-side counters, read by the runtime through the skeleton's .bss. */
+struct mr_profiler_counters {
+	__u64 samples;
+	__u64 idle_samples;
+	__u64 lost_user_stack;
+	__u64 lost_stack_full;  /* stacks map full, or no memory to add to it */
+	__u64 lost_counts_full;
+	__u64 lost_notify;
+	__u64 lost_offcpu_start;
+	__u64 first_sample_ns;
+};
+
+#endif

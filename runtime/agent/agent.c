@@ -1,0 +1,255 @@
+/* agent.c - `moonrover agent`: the main thread's event loop. It owns the Lua
+ * states (through the host) and wakes for event batches (the data plane's
+ * eventfd), script timers, signals (SIGHUP reloads, SIGTERM/SIGINT stop) and
+ * HTTP (/metrics, /healthz). The data plane drains the kernel on its own
+ * thread, so a slow script costs queue space, never kernel events. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "agent/agent_stats.h"
+#include "api_test.h"
+#include "script_host/script_set.h"
+#include "base/log.h"
+#include "script_host/watchdog.h"
+
+#define BATCHES_PER_WAKEUP 64
+#define STATS_INTERVAL_S 1
+/* Longest an event waits in the kernel when the ring is far from full: an
+ * idle agent then wakes 10 times a second, not 100. */
+#define DRAIN_MS 100
+/* How long scripts with on_stop hooks get to finish (e.g. a last flush). */
+#define STOP_GRACE_S 2
+
+struct agent {
+	const struct mr_agent_opts *opts;
+	struct event_base *base;
+	mr_metrics *metrics;
+	mr_http *http;
+	mr_data_plane *dp;
+	struct mr_script_set *scripts;
+	struct mr_agent_stats stats;
+	struct event *events[6];
+	size_t nevents;
+	uint32_t batch_max;
+	int stopping;
+	int wrote_pid_file;
+};
+
+static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench" };
+
+/* Hands queued batches to the scripts; returns 1 when some are left. */
+static int deliver_some(struct agent *a)
+{
+	int batches = 0;
+
+	for (uint32_t stream = 0; stream < MR_STREAM_COUNT; stream++) {
+		const unsigned char *base = mr_data_plane_storage(a->dp, stream);
+		uint32_t size = mr_data_plane_record_size(a->dp, stream), index, n;
+
+		while (batches < BATCHES_PER_WAKEUP && base &&
+		       (n = mr_data_plane_peek(a->dp, stream, a->batch_max, &index)) > 0) {
+			uint64_t t0 = mr_sys_monotonic_ns();
+
+			mr_script_set_deliver(a->scripts, stream, base + (size_t)index * size, n, size);
+			mr_data_plane_release(a->dp, stream, n);
+			mr_agent_stats_batch(&a->stats, stream, (double)(mr_sys_monotonic_ns() - t0) / 1e9);
+			batches++;
+		}
+	}
+	return batches == BATCHES_PER_WAKEUP;
+}
+
+static void on_events(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	uint64_t ignored;
+
+	(void)what;
+	if (fd >= 0 && read(fd, &ignored, sizeof(ignored)) < 0 && errno != EAGAIN)
+		mr_log(MR_LEVEL_WARN, "agent", "reading the data plane's eventfd: %s", strerror(errno));
+	if (deliver_some(a))
+		event_active(a->events[1], EV_TIMEOUT, 0);
+}
+
+static void on_stats(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)what;
+	if (sig == SIGHUP) {
+		mr_log(MR_LEVEL_INFO, "agent", "SIGHUP: reloading the scripts");
+		mr_script_set_reload(a->scripts);
+		mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
+		return;
+	}
+	mr_log(MR_LEVEL_INFO, "agent", "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	if (!a->stopping) {
+		struct timeval grace = { .tv_sec = STOP_GRACE_S };
+
+		a->stopping = 1;
+		if (mr_script_set_stop(a->scripts) && event_base_loopexit(a->base, &grace) == 0) {
+			mr_log(MR_LEVEL_INFO, "agent", "letting the scripts finish (up to %d s; signal again to stop now)",
+			       STOP_GRACE_S);
+			return;
+		}
+	}
+	event_base_loopbreak(a->base);
+}
+
+static int add_event(struct agent *a, evutil_socket_t fd, short what, event_callback_fn cb,
+		     const struct timeval *tv)
+{
+	struct event *ev = event_new(a->base, fd, what, cb, a);
+
+	if (!ev)
+		return -ENOMEM;
+	a->events[a->nevents++] = ev;
+	return event_add(ev, tv) == 0 ? 0 : -EINVAL;
+}
+
+static int add_events(struct agent *a)
+{
+	struct timeval stats = { .tv_sec = STATS_INTERVAL_S };
+	int rc = add_event(a, mr_data_plane_notify_fd(a->dp), EV_READ | EV_PERSIST, on_events, NULL);
+
+	rc = rc ?: add_event(a, -1, 0, on_events, NULL);
+	rc = rc ?: add_event(a, -1, EV_PERSIST, on_stats, &stats);
+	rc = rc ?: add_event(a, SIGHUP, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
+	rc = rc ?: add_event(a, SIGTERM, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
+	rc = rc ?: add_event(a, SIGINT, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
+	return rc;
+}
+
+static int write_pid_file(struct agent *a, char *err, size_t errlen)
+{
+	const char *path = a->opts->pid_file;
+	FILE *f;
+	int bad;
+
+	if (!path || !*path)
+		return 0;
+	f = fopen(path, "we");
+	if (!f) {
+		snprintf(err, errlen, "cannot write the pid file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	bad = fprintf(f, "%d\n", (int)getpid()) < 0;
+	bad |= fclose(f) != 0;
+	if (bad) {
+		snprintf(err, errlen, "cannot write the pid file %s: %s", path, strerror(errno));
+		unlink(path);
+		return -EIO;
+	}
+	a->wrote_pid_file = 1;
+	return 0;
+}
+
+static int open_parts(struct agent *a, char *err, size_t errlen)
+{
+	const struct mr_agent_opts *o = a->opts;
+	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity,
+					  .drain_ms = DRAIN_MS,
+					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
+					  .bench_pid = o->bench_pid };
+
+	a->base = event_base_new();
+	if (!a->base) {
+		snprintf(err, errlen, "cannot create the event loop: out of memory");
+		return -ENOMEM;
+	}
+	a->metrics = mr_metrics_new(err, errlen);
+	if (!a->metrics)
+		return -ENOMEM;
+	if (o->http_address && *o->http_address &&
+	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, err, errlen)))
+		return -EADDRNOTAVAIL;
+	a->dp = mr_data_plane_open(&dpo, err, errlen);
+	if (!a->dp)
+		return -EINVAL;
+	a->scripts = mr_script_set_new(a->base, a->metrics, o);
+	if (!a->scripts || mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES) != 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void close_parts(struct agent *a)
+{
+	for (size_t i = 0; i < a->nevents; i++)
+		event_free(a->events[i]);
+	mr_data_plane_close(a->dp);
+	mr_script_set_free(a->scripts);
+	mr_http_close(a->http);
+	mr_metrics_free(a->metrics);
+	if (a->base)
+		event_base_free(a->base);
+	if (a->wrote_pid_file)
+		unlink(a->opts->pid_file);
+}
+
+static int run(struct agent *a, char *err, size_t errlen)
+{
+	int rc = open_parts(a, err, errlen);
+
+	if (rc != 0)
+		return rc;
+	mr_script_set_start(a->scripts);
+	rc = mr_data_plane_start(a->dp, err, errlen);
+	if (rc != 0)
+		return rc;
+	if (add_events(a) != 0) {
+		snprintf(err, errlen, "cannot set up the event loop");
+		return -ENOMEM;
+	}
+	/* Only now: `moonrover reload` may send SIGHUP as soon as it exists. */
+	rc = write_pid_file(a, err, errlen);
+	if (rc != 0)
+		return rc;
+	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
+	if (a->http)
+		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u", (int)getpid(),
+		       (unsigned)mr_http_port(a->http));
+	else
+		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), no HTTP endpoint", (int)getpid());
+	if (event_base_dispatch(a->base) < 0) {
+		snprintf(err, errlen, "the event loop failed");
+		return -EIO;
+	}
+	deliver_some(a);
+	return 0;
+}
+
+int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)
+{
+	struct agent a = { .opts = o, .batch_max = o->batch_max ? o->batch_max : 4096 };
+	int rc;
+
+	mr_log_set_level(o->log_level);
+	rc = mr_script_watchdog_init();
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot set up the Lua watchdog timer: %s", strerror(-rc));
+		return rc;
+	}
+	rc = run(&a, err, errlen);
+	close_parts(&a);
+	mr_script_watchdog_shutdown();
+	if (rc == 0)
+		mr_log(MR_LEVEL_INFO, "agent", "stopped");
+	return rc;
+}

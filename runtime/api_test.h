@@ -1,0 +1,166 @@
+/* api_test.h - the part of the runtime that only specs and benchmarks call:
+ * the pieces the bundled Lua reaches through higher-level calls (the
+ * symbolizer through the profiler, the data plane and the metrics registry
+ * through the agent) opened up to be tested one by one.
+ *
+ * Preprocessed like api.h (whose conventions hold here too) into the text
+ * that spec/support/runtime.lua hands to ffi.cdef after api.h's. */
+#ifndef MR_API_TEST_H
+#define MR_API_TEST_H
+
+#ifndef MR_FFI_CDEF
+#include "api.h"
+#pragma GCC visibility push(default)
+#endif
+
+/* ---------------------------------------------------------------- system */
+
+int mr_sys_sleep_ms(int32_t ms);
+
+/* ------------------------------------------------------------ profile data */
+
+/* The _add functions intern their argument (NULL counts as "") and store its
+ * id in *id. */
+int mr_profile_string_add(mr_profile *p, const char *s, uint32_t *id, char *err, size_t errlen);
+int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id, uint32_t *id, char *err,
+			  size_t errlen);
+int mr_profile_frame_add(mr_profile *p, const struct mr_frame *f, uint32_t *id, char *err, size_t errlen);
+/* Adds count/nanos to the sample with this pid, comm and stack (frame ids,
+ * leaf first), creating it when new. */
+int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames, uint32_t depth,
+			  uint64_t count, uint64_t nanos, char *err, size_t errlen);
+uint32_t mr_profile_frame_count(const mr_profile *p);
+uint32_t mr_profile_module_count(const mr_profile *p);
+const struct mr_module *mr_profile_modules(const mr_profile *p);
+
+/* -------------------------------------------------------------- symbolizer */
+
+typedef struct mr_symbolizer mr_symbolizer;
+
+struct mr_symbol {
+	const char *name;     /* demangled function name, NULL when unresolved */
+	const char *module;   /* path of the file, or "[kernel.kallsyms]", NULL when unknown */
+	const char *build_id; /* hex build-id or "" */
+	uint64_t offset;      /* file offset within module (user) or the address (kernel) */
+	uint32_t kind;        /* enum mr_frame_kind */
+};
+
+struct mr_symbolizer_stats {
+	uint64_t files_parsed;     /* ELF files whose symbols were loaded */
+	uint64_t file_cache_hits;  /* lookups answered by an already parsed file */
+	uint64_t processes;        /* processes whose mappings are known */
+	uint64_t maps_reads;       /* reads of /proc/PID/maps */
+	uint64_t unresolved;       /* addresses left without a symbol */
+};
+
+mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen);
+void mr_symbolizer_free(mr_symbolizer *s);
+/* Reads the mappings of pid now (and opens what they name) so that its
+ * addresses resolve after it exits. */
+int mr_symbolizer_track(mr_symbolizer *s, int32_t pid, char *err, size_t errlen);
+void mr_symbolizer_forget(mr_symbolizer *s, int32_t pid);
+/* Resolves one address; out's strings live as long as the symbolizer. An
+ * address that has no name still fills out (module and offset when known). */
+int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, struct mr_symbol *out, char *err,
+			  size_t errlen);
+int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out, char *err,
+				 size_t errlen);
+/* Resolves a file offset of an ELF file directly. */
+int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset, struct mr_symbol *out,
+			       char *err, size_t errlen);
+void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out);
+
+/* ------------------------------------------------------------- data plane */
+
+/* BPF programs feeding ring buffers, a thread draining them into one bounded
+ * queue per stream, and an eventfd that becomes readable when a queue has
+ * events. It keeps draining while the consumer (Lua) is slow or stuck; what
+ * does not fit in a queue is dropped and counted. */
+typedef struct mr_data_plane mr_data_plane;
+
+enum mr_data_plane_flags {
+	MR_DATA_PLANE_BENCH = 1 /* also attach the benchmark event source */
+};
+
+struct mr_data_plane_opts {
+	uint32_t queue_capacity; /* events per stream queue (power of two); 0: 65536 */
+	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
+	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
+	uint32_t flags;          /* enum mr_data_plane_flags */
+	int32_t bench_pid;       /* MR_DATA_PLANE_BENCH: the process whose getppid() calls make events */
+};
+
+struct mr_data_plane_stream_stats {
+	uint64_t received;       /* events read from the kernel */
+	uint64_t delivered;      /* events released by the consumer */
+	uint64_t dropped_queue;  /* read from the kernel but the queue was full */
+	uint64_t dropped_kernel; /* lost in the kernel: its ring buffer was full */
+	uint64_t queued;         /* waiting in the queue now */
+};
+
+mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err, size_t errlen);
+/* Attaches the programs and starts the draining thread. */
+int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen);
+/* Readable when a queue has events; the consumer reads it (8 bytes) to rearm. */
+int mr_data_plane_notify_fd(const mr_data_plane *d);
+/* The stream's record storage: fixed for the data plane's life, so Lua casts
+ * it once (NULL for a stream that is off). Records are
+ * mr_data_plane_record_size() bytes apart. */
+void *mr_data_plane_storage(const mr_data_plane *d, uint32_t stream);
+uint32_t mr_data_plane_record_size(const mr_data_plane *d, uint32_t stream);
+/* The oldest run of queued events that is contiguous in storage: returns
+ * how many (at most max) and their first record's index in *index. */
+uint32_t mr_data_plane_peek(mr_data_plane *d, uint32_t stream, uint32_t max, uint32_t *index);
+/* Frees the n oldest queued events after the consumer handled them. */
+void mr_data_plane_release(mr_data_plane *d, uint32_t stream, uint32_t n);
+/* Benchmark baseline: pops everything queued and counts events per pid in C. */
+uint64_t mr_data_plane_drain_in_c(mr_data_plane *d, uint32_t stream);
+void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream, struct mr_data_plane_stream_stats *out);
+/* Stops the thread, detaches every program, frees everything. */
+void mr_data_plane_close(mr_data_plane *d);
+
+/* ----------------------------------------------------------------- metrics */
+
+/* A registry of counters, gauges and histograms exported in Prometheus text
+ * format. Series are named by metric name plus an optional label set written
+ * as Prometheus labels ("script=\"x\",stream=\"y\""). */
+typedef struct mr_metrics mr_metrics;
+
+mr_metrics *mr_metrics_new(char *err, size_t errlen);
+void mr_metrics_free(mr_metrics *m);
+/* Returns the id of the series (creating it and, when new, its metric):
+ * -EINVAL for a bad name or labels or a type clash with an existing metric
+ * of that name, -ENOMEM. */
+int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help, const char *labels,
+			  char *err, size_t errlen);
+void mr_metrics_add(mr_metrics *m, int32_t series, double v);     /* counters, gauges */
+void mr_metrics_set(mr_metrics *m, int32_t series, double v);     /* gauges */
+void mr_metrics_observe(mr_metrics *m, int32_t series, double v); /* histograms */
+double mr_metrics_value(const mr_metrics *m, int32_t series);
+/* Renders every series as Prometheus text; the string stays valid until the
+ * next call. *len receives its length. NULL when out of memory. */
+const char *mr_metrics_render(mr_metrics *m, size_t *len);
+
+/* ------------------------------------------------------------- HTTP server */
+
+/* Serves GET /metrics (the registry) and GET /healthz (the text set by
+ * mr_http_set_health, 200 when healthy, 503 when not) on a libevent base. */
+typedef struct mr_http mr_http;
+
+/* base is a struct event_base *. address is "host:port" (port 0: any). */
+mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, char *err, size_t errlen);
+/* The port actually bound. */
+uint16_t mr_http_port(const mr_http *h);
+void mr_http_set_health(mr_http *h, int32_t healthy, const char *text);
+void mr_http_close(mr_http *h);
+
+/* ------------------------------------------------------------- transport */
+
+/* Readable when results are waiting; read it (8 bytes) to rearm. */
+int mr_transport_notify_fd(const mr_transport *t);
+
+#ifndef MR_FFI_CDEF
+#pragma GCC visibility pop
+#endif
+
+#endif

@@ -1,0 +1,172 @@
+/* data_plane.c - the data plane's life cycle: options, queues and eventfds
+ * (open), attaching and the draining thread (start), tear-down (close). The
+ * BPF side is in data_plane_bpf.c, the thread in data_plane_thread.c, the
+ * consumer's side in data_plane_streams.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "api_test.h"
+#include "kernel/bpf_errors.h"
+#include "dataplane/data_plane_internal.h"
+#include "base/spsc_queue.h"
+#include "base/pid_table.h"
+
+#define DEFAULT_QUEUE_CAPACITY 65536u
+#define MAX_QUEUE_CAPACITY (1u << 24)
+#define DEFAULT_RING_BYTES (4u << 20)
+#define MIN_RING_BYTES 4096u
+#define MAX_RING_BYTES (1u << 30)
+#define DEFAULT_DRAIN_MS 10u
+#define MAX_DRAIN_MS 60000u
+
+static uint32_t round_up_pow2(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* Fills in defaults and rounds sizes up; returns 0 or -EINVAL with why. */
+static int normalize(struct mr_data_plane_opts *o, char *err, size_t errlen)
+{
+	if (o->flags & ~(uint32_t)MR_DATA_PLANE_BENCH) {
+		snprintf(err, errlen, "invalid data plane options: unknown flags 0x%x", o->flags);
+		return -EINVAL;
+	}
+	if ((o->flags & MR_DATA_PLANE_BENCH) && o->bench_pid <= 0) {
+		snprintf(err, errlen, "invalid data plane options: the benchmark needs a bench_pid");
+		return -EINVAL;
+	}
+	if (o->queue_capacity > MAX_QUEUE_CAPACITY || o->ring_bytes > MAX_RING_BYTES ||
+	    o->drain_ms > MAX_DRAIN_MS) {
+		snprintf(err, errlen, "invalid data plane options: queue_capacity at most %u, ring_bytes at "
+			 "most %u, drain_ms at most %u", MAX_QUEUE_CAPACITY, MAX_RING_BYTES, MAX_DRAIN_MS);
+		return -EINVAL;
+	}
+	o->queue_capacity = round_up_pow2(o->queue_capacity ? o->queue_capacity : DEFAULT_QUEUE_CAPACITY);
+	o->ring_bytes = round_up_pow2(o->ring_bytes ? o->ring_bytes : DEFAULT_RING_BYTES);
+	if (o->ring_bytes < MIN_RING_BYTES)
+		o->ring_bytes = MIN_RING_BYTES;
+	if (!o->drain_ms)
+		o->drain_ms = DEFAULT_DRAIN_MS;
+	return 0;
+}
+
+static int make_queues(struct mr_data_plane *d)
+{
+	uint32_t cap = d->opts.queue_capacity;
+
+	d->queues[MR_STREAM_PROCESS] = mr_spsc_queue_new(cap, sizeof(struct mr_process_event));
+	if (!d->queues[MR_STREAM_PROCESS])
+		return -ENOMEM;
+	if (d->opts.flags & MR_DATA_PLANE_BENCH) {
+		d->queues[MR_STREAM_BENCH] = mr_spsc_queue_new(cap, sizeof(struct mr_bench_event));
+		if (!d->queues[MR_STREAM_BENCH])
+			return -ENOMEM;
+	}
+	d->tally = mr_pid_table_new(sizeof(uint64_t));
+	return d->tally ? 0 : -ENOMEM;
+}
+
+static struct mr_data_plane *new_plane(const struct mr_data_plane_opts *o)
+{
+	struct mr_data_plane *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->opts = *o;
+	d->notify_fd = d->stop_fd = d->epoll_fd = -1;
+	for (int i = 0; i < MR_STREAM_COUNT; i++)
+		d->ring_fds[i] = -1;
+	atomic_init(&d->stop, 0);
+	return d;
+}
+
+static int set_up(struct mr_data_plane *d, char *err, size_t errlen)
+{
+	int e = make_queues(d);
+
+	if (e != 0) {
+		snprintf(err, errlen, "cannot allocate the data plane's queues: %s", strerror(-e));
+		return e;
+	}
+	d->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->notify_fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot create the data plane's eventfd: %s", strerror(-e));
+		return e;
+	}
+	e = mr_data_plane_load(d, err, errlen);
+	return e ? e : mr_data_plane_thread_prepare(d, err, errlen);
+}
+
+mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err, size_t errlen)
+{
+	struct mr_data_plane_opts opts;
+	struct mr_data_plane *d;
+
+	if (!o) {
+		snprintf(err, errlen, "invalid data plane options: none given");
+		return NULL;
+	}
+	opts = *o;
+	if (normalize(&opts, err, errlen) != 0)
+		return NULL;
+	mr_kernel_bpf_log_setup();
+	d = new_plane(&opts);
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (set_up(d, err, errlen) != 0) {
+		mr_data_plane_close(d);
+		return NULL;
+	}
+	return d;
+}
+
+int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen)
+{
+	int e;
+
+	if (d->attached) {
+		snprintf(err, errlen, "the data plane is already started");
+		return -EALREADY;
+	}
+	e = mr_data_plane_attach(d, err, errlen);
+	if (e == 0)
+		e = mr_data_plane_thread_start(d, err, errlen);
+	return e;
+}
+
+int mr_data_plane_notify_fd(const mr_data_plane *d)
+{
+	return d->notify_fd;
+}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+void mr_data_plane_close(mr_data_plane *d)
+{
+	if (!d)
+		return;
+	mr_data_plane_thread_stop(d);
+	mr_data_plane_unload(d);
+	close_fd(d->epoll_fd);
+	close_fd(d->stop_fd);
+	close_fd(d->notify_fd);
+	for (int i = 0; i < MR_STREAM_COUNT; i++)
+		mr_spsc_queue_free(d->queues[i]);
+	mr_pid_table_free(d->tally);
+	free(d);
+}

@@ -1,0 +1,49 @@
+/* data_plane_internal.h - the data plane's state, shared by data_plane.c
+ * (options, life cycle), data_plane_bpf.c (BPF objects and ring buffers),
+ * data_plane_thread.c (the draining thread) and data_plane_streams.c (the
+ * consumer's side of the queues). */
+#ifndef MR_DATAPLANE_DATA_PLANE_INTERNAL_H
+#define MR_DATAPLANE_DATA_PLANE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api_test.h"
+
+struct bench_bpf;
+struct process_bpf;
+struct ring_buffer;
+struct mr_spsc_queue;
+struct mr_pid_table;
+
+struct mr_data_plane {
+	struct mr_data_plane_opts opts; /* with defaults applied and sizes rounded */
+	struct process_bpf *process;
+	struct bench_bpf *bench;        /* only with MR_DATA_PLANE_BENCH */
+	struct ring_buffer *rings;      /* one manager for every stream's ring */
+	int ring_fds[MR_STREAM_COUNT];  /* -1 for a stream that is off */
+	struct mr_spsc_queue *queues[MR_STREAM_COUNT]; /* NULL for a stream that is off */
+	struct mr_pid_table *tally;     /* mr_data_plane_drain_in_c's counts */
+	int notify_fd;                  /* eventfd: a queue got events */
+	int stop_fd;                    /* eventfd: the thread must stop */
+	int epoll_fd;                   /* the thread waits on the rings and stop_fd */
+	atomic_int stop;
+	pthread_t thread;
+	int thread_running;
+	int attached;
+};
+
+/* data_plane_bpf.c */
+int mr_data_plane_load(struct mr_data_plane *d, char *err, size_t errlen);
+int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen);
+uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stream);
+void mr_data_plane_unload(struct mr_data_plane *d);
+
+/* data_plane_thread.c */
+int mr_data_plane_thread_prepare(struct mr_data_plane *d, char *err, size_t errlen);
+int mr_data_plane_thread_start(struct mr_data_plane *d, char *err, size_t errlen);
+void mr_data_plane_thread_stop(struct mr_data_plane *d);
+
+#endif

@@ -1,0 +1,95 @@
+/* data_plane_streams.c - the consumer's side of the data plane: a stream's
+ * fixed record storage, peek/release of contiguous runs, statistics, and
+ * the benchmark's C-only drain. Called from the agent's main thread only. */
+#include <stddef.h>
+#include <string.h>
+
+#include "dataplane/data_plane_internal.h"
+#include "base/spsc_queue.h"
+#include "base/pid_table.h"
+
+static struct mr_spsc_queue *queue_of(const struct mr_data_plane *d, uint32_t stream)
+{
+	return d && stream < MR_STREAM_COUNT ? d->queues[stream] : NULL;
+}
+
+void *mr_data_plane_storage(const mr_data_plane *d, uint32_t stream)
+{
+	struct mr_spsc_queue *q = queue_of(d, stream);
+
+	return q ? mr_spsc_queue_records(q) : NULL;
+}
+
+uint32_t mr_data_plane_record_size(const mr_data_plane *d, uint32_t stream)
+{
+	struct mr_spsc_queue *q = queue_of(d, stream);
+
+	return q ? mr_spsc_queue_record_size(q) : 0;
+}
+
+uint32_t mr_data_plane_peek(mr_data_plane *d, uint32_t stream, uint32_t max, uint32_t *index)
+{
+	struct mr_spsc_queue *q = queue_of(d, stream);
+
+	*index = 0;
+	return q ? mr_spsc_queue_peek(q, max, index) : 0;
+}
+
+void mr_data_plane_release(mr_data_plane *d, uint32_t stream, uint32_t n)
+{
+	struct mr_spsc_queue *q = queue_of(d, stream);
+
+	if (q)
+		mr_spsc_queue_release(q, n);
+}
+
+static size_t pid_offset(uint32_t stream)
+{
+	return stream == MR_STREAM_BENCH ? offsetof(struct mr_bench_event, pid)
+					 : offsetof(struct mr_process_event, pid);
+}
+
+uint64_t mr_data_plane_drain_in_c(mr_data_plane *d, uint32_t stream)
+{
+	struct mr_spsc_queue *q = queue_of(d, stream);
+	const unsigned char *base;
+	uint32_t size, index, n;
+	int32_t pid;
+	uint64_t *count;
+	int added;
+	size_t at;
+	uint64_t total = 0;
+
+	if (!q)
+		return 0;
+	base = mr_spsc_queue_records(q);
+	size = mr_spsc_queue_record_size(q);
+	at = pid_offset(stream);
+	while ((n = mr_spsc_queue_peek(q, UINT32_MAX, &index)) > 0) {
+		for (uint32_t i = index; i < index + n; i++) {
+			memcpy(&pid, base + (size_t)i * size + at, sizeof(pid));
+			count = mr_pid_table_put(d->tally, pid, &added);
+			if (count)
+				(*count)++;
+		}
+		mr_spsc_queue_release(q, n);
+		total += n;
+	}
+	return total;
+}
+
+void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream, struct mr_data_plane_stream_stats *out)
+{
+	struct mr_spsc_queue *q = queue_of(d, stream);
+	struct mr_spsc_queue_counts c;
+
+	memset(out, 0, sizeof(*out));
+	if (!q)
+		return;
+	mr_spsc_queue_counts(q, &c);
+	out->received = c.received;
+	out->delivered = c.released;
+	out->dropped_queue = c.dropped;
+	out->queued = c.queued;
+	out->dropped_kernel = mr_data_plane_kernel_drops(d, stream);
+}

@@ -1,0 +1,55 @@
+/* metrics_internal.h - the metrics registry's layout, shared by metrics.c (series and
+ * values) and metrics_render.c (Prometheus text). Single-threaded. */
+#ifndef MR_METRICS_METRICS_INTERNAL_H
+#define MR_METRICS_METRICS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api_test.h"
+#include "base/hash_index.h"
+#include "base/intern.h"
+
+/* Histogram bucket upper bounds, in seconds; the last bucket is +Inf. */
+#define MR_METRICS_BUCKETS 16
+extern const double mr_metrics_bucket_bounds[MR_METRICS_BUCKETS - 1];
+
+/* "counter", "gauge", "histogram": indexed by enum mr_metric_type. */
+extern const char *const mr_metrics_type_names[MR_HISTOGRAM + 1];
+
+struct metric {
+	uint32_t name;         /* string id */
+	uint32_t help;         /* string id; 0 ("") when none */
+	uint32_t type;         /* enum mr_metric_type */
+	uint32_t first_series; /* series in registration order: a list through */
+	uint32_t last_series;  /* struct series.next */
+};
+
+struct histogram {
+	uint64_t counts[MR_METRICS_BUCKETS]; /* per bucket, not cumulative */
+	uint64_t count;
+};
+
+struct series {
+	uint32_t metric;
+	uint32_t labels; /* string id of the label set */
+	uint32_t next;   /* next series of the same metric, MR_HASH_NONE at the end */
+	uint32_t hist;   /* index in histograms, histograms only */
+	double value;    /* counter or gauge value, histogram sum */
+};
+
+struct mr_metrics {
+	struct mr_intern strings; /* names, help texts and label sets */
+	struct metric *metrics;
+	size_t nmetrics, metrics_cap;
+	struct mr_hash_index metric_index; /* by name */
+	struct series *series;
+	size_t nseries, series_cap;
+	struct mr_hash_index series_index; /* by (metric, label set) */
+	struct histogram *hists;
+	size_t nhists, hists_cap;
+	char *text; /* the last rendering */
+	size_t text_cap;
+};
+
+#endif

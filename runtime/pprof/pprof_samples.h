@@ -1,0 +1,27 @@
+/* pprof_samples.h - the samples of a pprof message built from an mr_profile:
+ * values [count, nanos], locations leaf first ending with the comm's root
+ * location, and labels "pid" (number) and "comm" (string). */
+#ifndef MR_PPROF_PPROF_SAMPLES_H
+#define MR_PPROF_PPROF_SAMPLES_H
+
+#include "api_test.h"
+#include "base/intern.h"
+#include "profile.pb-c.h"
+
+struct mr_pprof_samples {
+	Pprof__Sample *samples;
+	Pprof__Sample **sample_ptrs;
+	size_t nsamples;
+	uint64_t *location_ids; /* every sample's location ids, back to back */
+	int64_t *values;        /* two per sample */
+	Pprof__Label *labels;   /* two per sample */
+	Pprof__Label **label_ptrs;
+};
+
+/* comm_location maps a comm's profile string id to its root location id.
+ * Returns 0 or -ENOMEM; call mr_pprof_samples_free() either way. */
+int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p,
+			const uint64_t *comm_location);
+void mr_pprof_samples_free(struct mr_pprof_samples *s);
+
+#endif

@@ -1,0 +1,193 @@
+/* profiler_drain.c - moves the kernel's counts into an mr_profile. The BPF
+ * programs count into one of two maps; the drain flips them, lets programs
+ * still writing to the old one finish, then reads, symbolizes and clears it,
+ * so no count is lost between drains. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "api_test.h"
+#include "base/grow_array.h"
+#include "base/pid_table.h"
+#include "proc/proc_files.h"
+#include "profiler/profiler_internal.h"
+#include "profiler.skel.h"
+
+/* Longer than any program run: they are short and do not sleep. */
+#define FLIP_GRACE_MS 2
+#define MAX_FRAMES (2 * MR_MAX_STACK_DEPTH)
+
+struct drain {
+	struct mr_profiler *p;
+	mr_profile *prof;
+	int stacks_fd;
+	uint32_t frames[MAX_FRAMES];
+	uint32_t depth;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Turns a resolved address into a profile frame: a symbol, else
+ * "module+0xoffset", never a bare address. */
+static int add_frame(struct drain *d, const struct mr_symbol *s, uint32_t *id)
+{
+	struct mr_frame f = { .address = s->offset, .kind = s->kind, .resolved = s->name != NULL };
+	char label[512];
+	const char *name = s->name;
+	int rc;
+
+	if (!name) {
+		if (s->module)
+			snprintf(label, sizeof(label), "%s+0x%llx", base_name(s->module),
+				 (unsigned long long)s->offset);
+		else
+			snprintf(label, sizeof(label), "[unknown]");
+		name = label;
+	}
+	rc = mr_profile_string_add(d->prof, name, &f.name, NULL, 0);
+	if (rc == 0 && s->module)
+		rc = mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "", &f.module, NULL, 0);
+	return rc ? rc : mr_profile_frame_add(d->prof, &f, id, NULL, 0);
+}
+
+/* A tracepoint program's kernel stack starts inside the BPF machinery that
+ * ran it; those frames say nothing about the profiled thread. */
+static int is_bpf_frame(const struct mr_symbol *s)
+{
+	return s->name && (strncmp(s->name, "bpf_prog_", 9) == 0 || strncmp(s->name, "bpf_trace_run", 13) == 0 ||
+			   strncmp(s->name, "__bpf_trace_", 12) == 0);
+}
+
+/* Appends the frames of one stored stack; an address that cannot be
+ * resolved still gets a frame ("[unknown]" or module+offset). */
+static int add_stack(struct drain *d, __u64 hash, int32_t pid, int kernel)
+{
+	struct mr_stack_trace st;
+	struct mr_symbol sym;
+	int leading = kernel, rc = 0;
+
+	if (!hash || bpf_map_lookup_elem(d->stacks_fd, &hash, &st) != 0)
+		return 0;
+	for (int i = 0; rc == 0 && i < MR_MAX_STACK_DEPTH && st.ips[i] && d->depth < MAX_FRAMES; i++) {
+		int found = kernel ? mr_symbolizer_resolve_kernel(d->p->sym, st.ips[i], &sym, NULL, 0)
+				   : mr_symbolizer_resolve(d->p->sym, pid, st.ips[i], &sym, NULL, 0);
+
+		if (found != 0) {
+			memset(&sym, 0, sizeof(sym));
+			sym.kind = MR_FRAME_UNKNOWN;
+		}
+		if (leading && is_bpf_frame(&sym))
+			continue;
+		leading = 0;
+		rc = add_frame(d, &sym, &d->frames[d->depth++]);
+	}
+	return rc;
+}
+
+static const char *comm_of(struct drain *d, int32_t pid, char *buf, size_t len)
+{
+	const char *name = mr_pid_table_get(d->p->comms, pid);
+
+	if (name)
+		return name;
+	if (mr_proc_comm(pid, buf, len) > 0)
+		return buf;
+	snprintf(buf, len, "[pid %d]", pid);
+	return buf;
+}
+
+/* Leaf first: the kernel part (when kept) sits below the user part. */
+static int add_sample(struct drain *d, const struct mr_stack_key *k, const struct mr_stack_value *v)
+{
+	char comm[32];
+	uint64_t nanos = d->p->opts.off_cpu ? v->nanos : v->count * (1000000000ull / d->p->opts.frequency);
+	int rc = 0;
+
+	d->depth = 0;
+	if (d->p->opts.kernel)
+		rc = add_stack(d, k->kernel_stack, k->pid, 1);
+	if (rc == 0)
+		rc = add_stack(d, k->user_stack, k->pid, 0);
+	if (rc != 0)
+		return rc;
+	d->p->stacks_drained++;
+	return mr_profile_sample_add(d->prof, k->pid, comm_of(d, k->pid, comm, sizeof(comm)), d->frames, d->depth,
+				     v->count, nanos, NULL, 0);
+}
+
+/* Collects the keys first: deleting while walking restarts the walk. */
+static int collect_keys(int fd, struct mr_stack_key **keys, size_t *n)
+{
+	struct mr_stack_key key, *prev = NULL, *grown;
+	size_t cap = 0;
+
+	*keys = NULL;
+	*n = 0;
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		grown = mr_grow_array(*keys, &cap, *n + 1, sizeof(key));
+		if (!grown)
+			return -ENOMEM;
+		*keys = grown;
+		(*keys)[(*n)++] = key;
+		prev = &(*keys)[*n - 1];
+	}
+	return 0;
+}
+
+/* Reads every entry of the idle map into the profile, then empties it. An
+ * entry that cannot be deleted is counted once more at the next drain of
+ * this map: that is reported rather than hidden. */
+static int drain_map(struct drain *d, int fd)
+{
+	struct mr_stack_key *keys;
+	struct mr_stack_value v;
+	size_t n, undeleted = 0;
+	int rc = collect_keys(fd, &keys, &n);
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) == 0)
+			rc = add_sample(d, &keys[i], &v);
+	}
+	for (size_t i = 0; i < n; i++)
+		undeleted += bpf_map_delete_elem(fd, &keys[i]) != 0;
+	free(keys);
+	return rc ? rc : (undeleted ? -EIO : 0);
+}
+
+int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen)
+{
+	struct drain *d = calloc(1, sizeof(*d));
+	struct bpf_map *old;
+	int rc;
+
+	if (!d) {
+		snprintf(err, errlen, "cannot read the kernel's counts: out of memory");
+		return -ENOMEM;
+	}
+	/* Capture the mappings of processes announced since the last poll. */
+	if (p->notices)
+		ring_buffer__consume(p->notices);
+	d->p = p;
+	d->prof = prof;
+	d->stacks_fd = bpf_map__fd(p->skel->maps.stacks);
+	old = p->skel->bss->active ? p->skel->maps.counts1 : p->skel->maps.counts0;
+	__atomic_store_n(&p->skel->bss->active, !p->skel->bss->active, __ATOMIC_SEQ_CST);
+	mr_sys_sleep_ms(FLIP_GRACE_MS);
+	rc = drain_map(d, bpf_map__fd(old));
+	free(d);
+	if (rc == -EIO)
+		snprintf(err, errlen, "the kernel's counts were read, but some could not be cleared: %s",
+			 "they will be counted again");
+	else if (rc)
+		snprintf(err, errlen, "cannot read the kernel's counts into the profile: %s", strerror(-rc));
+	return rc;
+}

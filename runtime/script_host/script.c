@@ -1,0 +1,286 @@
+/* script.c - loading a script into its state and calling it: every call runs
+ * under the watchdog's budget with a traceback handler; errors are counted and
+ * logged at most once per ERROR_LOG_INTERVAL; a call that runs out of budget
+ * abandons the state and disables the script until the next reload. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <lauxlib.h>
+
+#include "script_host/script_set.h"
+#include "base/log.h"
+#include "script_host/script.h"
+#include "script_host/script_owner.h"
+#include "script_host/script_state.h"
+#include "script_host/watchdog.h"
+
+#define ERROR_LOG_INTERVAL_NS 10000000000ull
+
+static void free_timers(struct mr_script *s)
+{
+	for (size_t i = 0; i < s->ntimers; i++) {
+		event_free(s->timers[i]->ev);
+		free(s->timers[i]);
+	}
+	free(s->timers);
+	s->timers = NULL;
+	s->ntimers = s->timers_cap = 0;
+}
+
+/* The state is left as it is: after a jump out of it nothing about it is
+ * safe. What it opened through the runtime is closed here instead. */
+static void disable(struct mr_script *s)
+{
+	s->disabled = 1;
+	s->L = NULL;
+	s->streams = 0;
+	free_timers(s);
+	mr_script_owner_close_all(s);
+	mr_script_set_count(s->set, "moonrover_lua_interrupts_total",
+		      "Lua callbacks interrupted for running past their time budget", s->name, 1);
+	mr_script_set_count(s->set, "moonrover_lua_states_abandoned_total",
+		      "Lua states left unfreed after an interrupted callback (their memory leaks)", NULL, 1);
+	mr_log(MR_LEVEL_ERROR, s->name, "a callback ran past its budget of %u ms: script disabled until the next successful reload",
+	       mr_script_budget(s));
+}
+
+unsigned mr_script_budget(const struct mr_script *s)
+{
+	return s->budget_ms ? s->budget_ms : s->set->budget_ms;
+}
+
+static void report_error(struct mr_script *s, const char *msg)
+{
+	uint64_t now = mr_sys_monotonic_ns();
+
+	s->errors++;
+	mr_script_set_count(s->set, "moonrover_lua_errors_total", "Errors raised by Lua callbacks", s->name, 1);
+	if (s->last_error_log_ns && now - s->last_error_log_ns < ERROR_LOG_INTERVAL_NS) {
+		s->errors_suppressed++;
+		return;
+	}
+	if (s->errors_suppressed)
+		mr_log(MR_LEVEL_ERROR, s->name, "%s\n(%llu more errors since the last one logged)", msg,
+		       (unsigned long long)s->errors_suppressed);
+	else
+		mr_log(MR_LEVEL_ERROR, s->name, "%s", msg);
+	s->errors_suppressed = 0;
+	s->last_error_log_ns = now;
+}
+
+/* Calls the function below its nargs arguments on the stack. Returns 0 with
+ * nres results left on the stack, or -1 with the message in err. */
+static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errlen)
+{
+	lua_State *L = s->L;
+	int base = lua_gettop(L) - nargs, rc;
+
+	struct mr_script *caller = mr_script_owner_running();
+
+	lua_pushcfunction(L, mr_script_traceback);
+	lua_insert(L, base);
+	mr_script_owner_set_running(s);
+	rc = mr_script_watchdog_pcall(L, nargs, nres, base, mr_script_budget(s));
+	mr_script_owner_set_running(caller);
+	if (rc == -1) {
+		snprintf(err, errlen, "%s: ran past its time budget of %u ms", s->path, mr_script_budget(s));
+		disable(s);
+		return -1;
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error");
+		lua_settop(L, base - 1);
+		return -1;
+	}
+	lua_remove(L, base);
+	return 0;
+}
+
+static const char *const ENTRIES[] = { "_dispatch", "_timer", "_export", "_stop", "_reclaim" };
+#define NENTRIES (sizeof(ENTRIES) / sizeof(ENTRIES[0]))
+
+/* Returns moonrover.agent's entry points (nil for each when the script did
+ * not use it). Runs as a protected call: a script may have broken package. */
+static int entries(lua_State *L)
+{
+	lua_getglobal(L, "package");
+	lua_getfield(L, -1, "loaded");
+	lua_getfield(L, -1, "moonrover.agent");
+	for (size_t i = 0; i < NENTRIES; i++) {
+		if (lua_istable(L, 3))
+			lua_getfield(L, 3, ENTRIES[i]);
+		else
+			lua_pushnil(L);
+	}
+	return (int)NENTRIES;
+}
+
+static int entry_ref(lua_State *L)
+{
+	if (!lua_isfunction(L, -1)) {
+		lua_pop(L, 1);
+		return LUA_NOREF;
+	}
+	return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* Finds moonrover.agent's entry points if the script used it. */
+static int find_entries(struct mr_script *s, char *err, size_t errlen)
+{
+	char why[512];
+
+	lua_pushcfunction(s->L, entries);
+	if (call(s, 0, (int)NENTRIES, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%s: its package table is unusable: %s", s->path, why);
+		return -1;
+	}
+	s->ref_reclaim = entry_ref(s->L);
+	s->ref_stop = entry_ref(s->L);
+	s->ref_export = entry_ref(s->L);
+	s->ref_timer = entry_ref(s->L);
+	s->ref_dispatch = entry_ref(s->L);
+	return 0;
+}
+
+static struct mr_script *script_new(struct mr_script_set *h, const char *name, const char *path, int canary)
+{
+	struct mr_script *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->set = h;
+	s->canary = canary;
+	s->name = strdup(name);
+	s->path = strdup(path);
+	s->ref_dispatch = s->ref_timer = s->ref_export = s->ref_stop = s->ref_reclaim = LUA_NOREF;
+	if (!s->name || !s->path) {
+		mr_script_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, const char *path, int canary,
+				 const char *imported, size_t imported_len, char *err, size_t errlen)
+{
+	struct mr_script *s = script_new(h, name, path, canary);
+
+	if (!s || !(s->L = mr_script_state_new(s, h->package_path, imported, imported_len))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		mr_script_free(s);
+		return NULL;
+	}
+	if (luaL_loadfile(s->L, path) != 0) {
+		snprintf(err, errlen, "%s", lua_tostring(s->L, -1));
+		mr_script_free(s);
+		return NULL;
+	}
+	if (call(s, 0, 0, err, errlen) != 0 || find_entries(s, err, errlen) != 0) {
+		mr_script_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int push_entry(struct mr_script *s, int ref)
+{
+	if (s->disabled || !s->L || ref == LUA_NOREF)
+		return -1;
+	lua_rawgeti(s->L, LUA_REGISTRYINDEX, ref);
+	return 0;
+}
+
+int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records, uint32_t n, char *err,
+		       size_t errlen)
+{
+	if (!(s->streams & (1u << stream)) || push_entry(s, s->ref_dispatch) != 0)
+		return 0;
+	lua_pushinteger(s->L, (lua_Integer)stream);
+	lua_pushnumber(s->L, (lua_Number)(uintptr_t)records);
+	lua_pushinteger(s->L, (lua_Integer)n);
+	if (call(s, 3, 0, err, errlen) != 0) {
+		if (!s->disabled)
+			report_error(s, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Called by a timer event (see script_api.c). */
+void mr_script_fire_timer(struct mr_script *s, uint32_t id)
+{
+	char err[1024];
+
+	if (push_entry(s, s->ref_timer) != 0)
+		return;
+	lua_pushinteger(s->L, (lua_Integer)id);
+	if (call(s, 1, 0, err, sizeof(err)) != 0 && !s->disabled)
+		report_error(s, err);
+}
+
+void mr_script_reclaim(struct mr_script *s, const char *state, size_t len)
+{
+	char err[1024];
+
+	if (!state || push_entry(s, s->ref_reclaim) != 0)
+		return;
+	lua_pushlstring(s->L, state, len);
+	if (call(s, 1, 0, err, sizeof(err)) != 0 && !s->disabled)
+		report_error(s, err);
+}
+
+int mr_script_stop(struct mr_script *s)
+{
+	char err[1024];
+	int hooks;
+
+	if (push_entry(s, s->ref_stop) != 0)
+		return 0;
+	if (call(s, 0, 1, err, sizeof(err)) != 0) {
+		if (!s->disabled)
+			report_error(s, err);
+		return 0;
+	}
+	hooks = (int)lua_tointeger(s->L, -1);
+	lua_pop(s->L, 1);
+	return hooks > 0;
+}
+
+int mr_script_export(struct mr_script *s, char **out, size_t *len, char *err, size_t errlen)
+{
+	const char *text;
+
+	*out = NULL;
+	*len = 0;
+	if (push_entry(s, s->ref_export) != 0)
+		return 0;
+	if (call(s, 0, 1, err, errlen) != 0)
+		return -1;
+	text = lua_tolstring(s->L, -1, len);
+	if (text && !(*out = malloc(*len + 1))) {
+		lua_pop(s->L, 1);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (text)
+		memcpy(*out, text, *len + 1);
+	lua_pop(s->L, 1);
+	return 0;
+}
+
+void mr_script_free(struct mr_script *s)
+{
+	if (!s)
+		return;
+	/* Finalizers run by lua_close may still cancel or add timers. */
+	if (s->L)
+		lua_close(s->L);
+	s->L = NULL;
+	free_timers(s);
+	free(s->name);
+	free(s->path);
+	free(s);
+}

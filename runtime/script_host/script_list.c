@@ -1,0 +1,116 @@
+/* script_list.c - lists script files and merges the bundled and user sets. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow_array.h"
+#include "script_host/script_list.h"
+
+#define MAX_NAME 128
+
+struct builder {
+	struct mr_script_list *list;
+	size_t cap;
+};
+
+static int is_script(const char *file)
+{
+	size_t len = strlen(file);
+
+	return len > 4 && len - 4 < MAX_NAME && strcmp(file + len - 4, ".lua") == 0 && file[0] != '.';
+}
+
+static struct mr_script_entry *find(struct mr_script_list *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].name, name) == 0)
+			return &l->v[i];
+	return NULL;
+}
+
+/* Adds dir/file, replacing an entry of the same name. */
+static int put(struct builder *b, const char *dir, const char *file)
+{
+	size_t len = strlen(file) - 4, plen = strlen(dir) + strlen(file) + 2;
+	char *name = strndup(file, len), *path = malloc(plen);
+	struct mr_script_entry *e;
+
+	if (!name || !path) {
+		free(name);
+		free(path);
+		return -ENOMEM;
+	}
+	snprintf(path, plen, "%s/%s", dir, file);
+	e = find(b->list, name);
+	if (!e) {
+		void *grown = mr_grow_array(b->list->v, &b->cap, b->list->n + 1, sizeof(*e));
+
+		if (!grown) {
+			free(name);
+			free(path);
+			return -ENOMEM;
+		}
+		b->list->v = grown;
+		e = &b->list->v[b->list->n++];
+		e->name = name;
+	} else {
+		free(name);
+		free(e->path);
+	}
+	e->path = path;
+	return 0;
+}
+
+static int read_dir(struct builder *b, const char *dir, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d) {
+		snprintf(err, errlen, "cannot read the scripts directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL)
+		if (is_script(de->d_name))
+			rc = put(b, dir, de->d_name);
+	closedir(d);
+	if (rc != 0)
+		snprintf(err, errlen, "out of memory listing %s", dir);
+	return rc ? -1 : 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct mr_script_entry *)a)->name, ((const struct mr_script_entry *)b)->name);
+}
+
+int mr_script_list_read(const char *bundled_dir, const char *user_dir, struct mr_script_list *out, char *err,
+			size_t errlen)
+{
+	struct builder b = { .list = out };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = read_dir(&b, bundled_dir, err, errlen);
+	if (rc == 0 && user_dir)
+		rc = read_dir(&b, user_dir, err, errlen);
+	if (rc != 0) {
+		mr_script_list_free(out);
+		return -1;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), by_name);
+	return 0;
+}
+
+void mr_script_list_free(struct mr_script_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].path);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}

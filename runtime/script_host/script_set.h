@@ -1,0 +1,54 @@
+/* script_set.h - the agent's set of scripts: loading at start, atomic hot reload
+ * with a canary run, delivery of event batches, and the metrics about them. */
+#ifndef MR_SCRIPT_HOST_SCRIPT_SET_H
+#define MR_SCRIPT_HOST_SCRIPT_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api_test.h"
+
+struct event_base;
+struct mr_script;
+
+#define MR_SCRIPT_RECENT_MAX 16
+#define MR_SCRIPT_RECORD_MAX 64
+
+struct mr_script_recent {
+	unsigned char records[MR_SCRIPT_RECENT_MAX][MR_SCRIPT_RECORD_MAX];
+	uint32_t count;
+	uint32_t next;
+	uint32_t size;
+};
+
+struct mr_script_set {
+	struct event_base *base;
+	mr_metrics *metrics;
+	char *package_path;
+	char *scripts_dir;
+	char *user_dir;
+	char *config_name;      /* what agent.config() reads, or NULL */
+	char *config_text;
+	unsigned budget_ms;
+	struct mr_script **scripts;
+	size_t nscripts;
+	struct mr_script_recent recent[MR_STREAM_COUNT]; /* copies of recent events: the canary's input */
+	int last_reload_ok;
+	char last_error[512];
+};
+
+struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics, const struct mr_agent_opts *o);
+void mr_script_set_free(struct mr_script_set *h);
+/* First load: every script that loads is started; the others are reported. */
+int mr_script_set_start(struct mr_script_set *h);
+/* Loads every script anew, tries each on a canary batch, and swaps the whole
+ * set in only if all succeed; otherwise the running set stays. 0 or -1. */
+int mr_script_set_reload(struct mr_script_set *h);
+/* Runs every script's on_stop hooks; returns 1 when any script had some. */
+int mr_script_set_stop(struct mr_script_set *h);
+/* Hands a batch to every script subscribed to the stream. */
+void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n, uint32_t size);
+/* Adds v to a per-script counter such as moonrover_lua_errors_total. */
+void mr_script_set_count(struct mr_script_set *h, const char *metric, const char *help, const char *script, double v);
+
+#endif

@@ -1,0 +1,126 @@
+/* watchdog.c - interrupts runaway Lua: lua_sethook does not stop JIT-compiled
+ * loops, so a per-call POSIX timer sends SIGALRM to the main thread and the
+ * handler jumps back to mr_script_watchdog_pcall when Lua code is running, or marks
+ * the budget spent so the next mr_script_watchdog_enter jumps. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "script_host/watchdog.h"
+
+/* Global because a signal handler must reach them; main thread only. */
+static volatile sig_atomic_t in_lua;
+static volatile sig_atomic_t expired;
+static sigjmp_buf *volatile jump_target;
+static timer_t timer;
+static int timer_ready;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	if (!jump_target)
+		return;
+	if (in_lua) {
+		in_lua = 0;
+		siglongjmp(*jump_target, 1);
+	}
+	expired = 1;
+}
+
+int mr_script_watchdog_init(void)
+{
+	struct sigaction sa;
+	struct sigevent sev;
+
+	if (timer_ready)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) != 0)
+		return -errno;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGALRM;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
+		return -errno;
+	timer_ready = 1;
+	return 0;
+}
+
+void mr_script_watchdog_shutdown(void)
+{
+	if (!timer_ready)
+		return;
+	timer_delete(timer);
+	timer_ready = 0;
+}
+
+/* Keeps firing every RETRY_NS after the budget until disarmed, so a signal
+ * that lands while the runtime has control is followed by another. */
+#define RETRY_NS 10000000L
+
+static void arm(unsigned ms)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	its.it_interval.tv_nsec = RETRY_NS;
+	if (timer_ready)
+		timer_settime(timer, 0, &its, NULL);
+}
+
+static void disarm(void)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	if (timer_ready)
+		timer_settime(timer, 0, &its, NULL);
+}
+
+int mr_script_watchdog_pcall(lua_State *L, int nargs, int nresults, int errfunc, unsigned budget_ms)
+{
+	sigjmp_buf here;
+	int rc;
+
+	if (sigsetjmp(here, 1)) {
+		disarm();
+		jump_target = NULL;
+		expired = 0;
+		return -1;
+	}
+	expired = 0;
+	jump_target = &here;
+	in_lua = 1;
+	arm(budget_ms);
+	rc = lua_pcall(L, nargs, nresults, errfunc);
+	in_lua = 0;
+	disarm();
+	jump_target = NULL;
+	return rc;
+}
+
+void mr_script_watchdog_leave(void)
+{
+	in_lua = 0;
+}
+
+void mr_script_watchdog_enter(void)
+{
+	if (!jump_target)
+		return;
+	in_lua = 1;
+	if (expired) {
+		in_lua = 0;
+		siglongjmp(*jump_target, 1);
+	}
+}
