@@ -138,9 +138,10 @@ describe("moonrover profile (end to end)", function()
 
   it("tells a user without privileges to run it as root", function()
     if skip then return pending(skip) end
-    local code, _, stderr = e2e.run("setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
-      e2e.quote(e2e.bin) .. " profile -d 1 -o /tmp/never.svg")
-    assert.same(1, code)
+    local env, bin = e2e.public_copy(dir)
+    local code, _, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
+      bin .. " profile -d 1 -o /tmp/never.svg")
+    assert.same(1, code, stderr)
     assert.matches("^moonrover profile: profiling needs root", stderr)
     assert.same(1, select(2, stderr:gsub("\n", "")))
   end)
