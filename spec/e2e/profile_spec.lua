@@ -5,6 +5,28 @@ local folded = require("moonrover.writers.folded")
 
 local skip = e2e.skip_reason()
 
+-- How many samples the 3:1 check needs. cpu_ratio splits its own CPU time
+-- 3:1 between burn_alpha and burn_beta, and cpu-clock samples a task only
+-- while it runs (999 Hz on each CPU), so a sample of the two lands in alpha
+-- with probability p = 3/4. Counted as independent draws, alpha's samples
+-- out of N are binomial; timer-driven samples are more regular than that,
+-- which only narrows the spread, so the binomial bound is a safe one. The
+-- check accepts alpha:beta in [2.7, 3.3], an alpha share in [0.7297, 0.7674],
+-- whose nearer edge is d = 0.0174 from p. For a false failure at most once in
+-- 10,000 runs (z = 3.89, normal approximation), z * sqrt(p (1 - p) / N) <= d
+-- needs N >= z^2 p (1 - p) / d^2 = 9327 samples: 10 s of the workload's CPU.
+-- Sharing the CPU does not move the share, it slows the count (the workload
+-- ran a fifth of the time beside two busy loops and another build), so the
+-- spec profiles until it has N. It stops on the count, never on the split,
+-- which leaves the share unbiased.
+local RATIO, RATIO_LOW, RATIO_HIGH = 3, 2.7, 3.3
+local Z = 3.89 -- two-sided normal quantile for a 1e-4 chance of a false failure
+local SHARE = RATIO / (RATIO + 1)
+local MARGIN = math.min(SHARE - RATIO_LOW / (RATIO_LOW + 1), RATIO_HIGH / (RATIO_HIGH + 1) - SHARE)
+local MIN_SAMPLES = math.ceil(Z * Z * SHARE * (1 - SHARE) / MARGIN ^ 2)
+local FREQUENCY = 999
+local PROFILE_BUDGET_S = 120 -- profiling time allowed for MIN_SAMPLES on a busy machine
+
 -- Sums a folded profile's values by leaf function and notes every frame seen.
 local function by_leaf(text)
   local leaves, seen = {}, {}
@@ -18,6 +40,13 @@ local function by_leaf(text)
     end
   end
   return leaves, seen
+end
+
+-- Seconds of profiling that should bring the burn samples from have up to
+-- MIN_SAMPLES: at the full rate at first, then at the rate seen so far.
+local function round_seconds(have, spent)
+  local rate = spent > 0 and math.max(have / spent, 1) or FREQUENCY
+  return math.min(math.max(1, math.ceil((MIN_SAMPLES - have) / rate)), PROFILE_BUDGET_S - spent)
 end
 
 describe("moonrover profile (end to end)", function()
@@ -41,20 +70,47 @@ describe("moonrover profile (end to end)", function()
     return pid
   end
 
-  it("shows the 3:1 CPU ratio of two known functions, both named", function()
-    if skip then return pending(skip) end
-    local pid = spawn("cpu_ratio", "30")
-    local out = dir .. "/ratio.folded"
-    local code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "5", "-F", "999",
-      "--no-kernel", "-o", out })
+  -- One on-CPU profile of pid, user frames only, into out; its sums by leaf
+  -- and the frames seen.
+  local function profile_round(pid, seconds, out)
+    local code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", tostring(seconds),
+      "-F", tostring(FREQUENCY), "--no-kernel", "-o", out })
     assert.same(0, code, stderr)
     assert.matches("samples", stdout)
-    local leaves, seen = by_leaf(e2e.read_all(out))
-    assert.is_true(seen.main, "main should be on the stacks")
-    assert.is_truthy(leaves.burn_alpha, "burn_alpha missing")
-    assert.is_truthy(leaves.burn_beta, "burn_beta missing")
-    local ratio = leaves.burn_alpha / leaves.burn_beta
-    assert.is_true(ratio > 2.7 and ratio < 3.3, "alpha:beta = " .. ratio)
+    return by_leaf(e2e.read_all(out))
+  end
+
+  -- Profiles pid in rounds until burn_alpha and burn_beta have MIN_SAMPLES
+  -- between them or the budget is spent; returns their sums, whether main was
+  -- on the stacks, and the seconds spent.
+  local function profile_burns(pid)
+    local sums, saw_main, spent, have = { burn_alpha = 0, burn_beta = 0 }, false, 0, 0
+    while have < MIN_SAMPLES and spent < PROFILE_BUDGET_S do
+      local seconds = round_seconds(have, spent)
+      local leaves, seen = profile_round(pid, seconds, dir .. "/ratio.folded")
+      for name in pairs(sums) do
+        sums[name] = sums[name] + (leaves[name] or 0)
+      end
+      saw_main, spent = saw_main or seen.main == true, spent + seconds
+      have = sums.burn_alpha + sums.burn_beta
+    end
+    return sums, saw_main, spent
+  end
+
+  it("shows the 3:1 CPU ratio of two known functions, both named", function()
+    if skip then return pending(skip) end
+    local pid = spawn("cpu_ratio", tostring(2 * PROFILE_BUDGET_S))
+    local sums, saw_main, spent = profile_burns(pid)
+    assert.is_true(saw_main, "main should be on the stacks")
+    local alpha, beta = sums.burn_alpha, sums.burn_beta
+    assert.is_true(alpha > 0, "burn_alpha missing")
+    assert.is_true(beta > 0, "burn_beta missing")
+    assert.is_true(alpha + beta >= MIN_SAMPLES, string.format("only %d samples of burn_alpha and " ..
+      "burn_beta in %d s of profiling; the ratio's bound needs %d: the workload hardly ran", alpha + beta,
+      spent, MIN_SAMPLES))
+    local ratio = alpha / beta
+    assert.is_true(ratio > RATIO_LOW and ratio < RATIO_HIGH,
+      string.format("alpha:beta = %d:%d = %.3f", alpha, beta, ratio))
   end)
 
   it("finds the function an off-CPU workload sleeps in", function()
@@ -138,9 +194,10 @@ describe("moonrover profile (end to end)", function()
 
   it("tells a user without privileges to run it as root", function()
     if skip then return pending(skip) end
-    local code, _, stderr = e2e.run("setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
-      e2e.quote(e2e.bin) .. " profile -d 1 -o /tmp/never.svg")
-    assert.same(1, code)
+    local env, bin = e2e.public_copy(dir)
+    local code, _, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
+      bin .. " profile -d 1 -o /tmp/never.svg")
+    assert.same(1, code, stderr)
     assert.matches("^moonrover profile: profiling needs root", stderr)
     assert.same(1, select(2, stderr:gsub("\n", "")))
   end)

@@ -3,6 +3,8 @@
 local _M = {}
 
 _M.bin = os.getenv("MOONROVER_BIN") or "build/moonrover"
+_M.lib = os.getenv("MOONROVER_LIB") or "build/libmoonrover.so"
+_M.lua_dir = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/lua"
 _M.workloads = os.getenv("MOONROVER_WORKLOADS") or "build/workloads"
 
 local read_all = require("support.files").read
@@ -64,6 +66,23 @@ function _M.moonrover(words)
     quoted[i] = shell_quote(w)
   end
   return _M.run(shell_quote(_M.bin) .. " " .. table.concat(quoted, " "))
+end
+
+-- The start of a command line that runs a copy of moonrover as another user:
+-- the build tree may be where only root can enter (/root is mode 700), so the
+-- binary, libmoonrover.so and the Lua scripts are copied into dir, which is
+-- opened to everyone. The copy loads its own library (LD_LIBRARY_PATH comes
+-- before the build tree's runpath), its own scripts (MOONROVER_LUA_DIR), and
+-- uses the binary's own symbols rather than MOONROVER_LIB's file.
+function _M.public_copy(dir)
+  local q = shell_quote
+  local bin = dir .. "/moonrover"
+  local code, _, err = _M.run(table.concat({ "cp", q(_M.bin), q(bin), "&& cp", q(_M.lib),
+    q(dir .. "/libmoonrover.so"), "&& cp -R", q(_M.lua_dir), q(dir .. "/lua"), "&& chmod -R a+rX",
+    q(dir) }, " "))
+  assert(code == 0, "cannot copy moonrover into " .. dir .. ": " .. err)
+  return "env -u MOONROVER_LIB LD_LIBRARY_PATH=" .. q(dir) .. " MOONROVER_LUA_DIR=" ..
+    q(dir .. "/lua") .. " ", q(bin)
 end
 
 -- Starts a workload in the background; returns its pid.

@@ -10,8 +10,20 @@ ffi.cdef([[
 struct event_base *event_base_new(void);
 int event_base_loop(struct event_base *base, int flags);
 void event_base_free(struct event_base *base);
+struct addrinfo {
+  int ai_flags, ai_family, ai_socktype, ai_protocol;
+  unsigned int ai_addrlen;
+  void *ai_addr;
+  char *ai_canonname;
+  struct addrinfo *ai_next;
+};
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                struct addrinfo **res);
+void freeaddrinfo(struct addrinfo *res);
+const char *gai_strerror(int errcode);
 ]])
 local EVLOOP_NONBLOCK = 0x02
+local AI_PASSIVE, SOCK_STREAM = 0x0001, 1
 local MAX_TURNS = 30000 -- loop turns (1 ms pauses) to wait for a client
 
 local function load_libevent()
@@ -24,18 +36,33 @@ end
 local event = load_libevent()
 
 -- Sends a file's bytes to host:port, reads until the server closes, and
--- writes what it got to out (renamed into place when complete).
+-- writes what it got to out (renamed into place when complete). The server
+-- may answer and close before it has read the whole request (one too long,
+-- a body refused); closing with unread bytes makes its kernel reset the
+-- connection. Then sending fails (EPIPE, ECONNRESET), or shutdown(SHUT_WR)
+-- does (ENOTCONN: the reset already closed the socket), and reading gives the
+-- bytes that came before the reset, then ECONNRESET. None of that is a client
+-- error: the answer is what was read, and a missing one fails the spec.
 local CLIENT = [[
-import os, socket, sys
+import errno, os, socket, sys
 host, port, req, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+CLOSED_BY_SERVER = (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN)
+with open(req, "rb") as f:
+    raw = f.read()
 got = b""
 try:
     with socket.create_connection((host, port)) as s:
-        with open(req, "rb") as f:
-            s.sendall(f.read())
-        s.shutdown(socket.SHUT_WR)
+        try:
+            s.sendall(raw)
+            s.shutdown(socket.SHUT_WR)
+        except OSError as e:
+            if e.errno not in CLOSED_BY_SERVER:
+                raise
         while True:
-            chunk = s.recv(65536)
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                break
             if not chunk:
                 break
             got += chunk
@@ -45,6 +72,19 @@ with open(out + ".part", "wb") as f:
     f.write(got)
 os.rename(out + ".part", out)
 ]]
+
+-- Why host does not resolve for a listener, asked the way the server asks
+-- (runtime/http_server.c: getaddrinfo, passive, stream), or nil when it does.
+local function unresolved(host)
+  local hints = ffi.new("struct addrinfo", { ai_flags = AI_PASSIVE, ai_socktype = SOCK_STREAM })
+  local res = ffi.new("struct addrinfo *[1]")
+  local rc = ffi.C.getaddrinfo(host, nil, hints, res)
+  if rc ~= 0 then
+    return ffi.string(ffi.C.gai_strerror(rc))
+  end
+  ffi.C.freeaddrinfo(res[0])
+  return nil
+end
 
 local function sh_quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
@@ -200,9 +240,17 @@ describe("HTTP server", function()
     assert.equal("cannot listen on " .. address .. ": Address already in use", err)
   end)
 
-  it("listens on localhost and on IPv6 addresses", function()
+  it("listens on localhost", function()
+    local why = unresolved("localhost")
+    if why then
+      pending('"localhost" does not resolve here (no /etc/hosts?): getaddrinfo: ' .. why)
+      return
+    end
     local h = assert(open("localhost:0"))
     assert.is_true(lib.mr_http_port(h) > 0)
+  end)
+
+  it("listens on IPv6 addresses", function()
     local lo6 = read_file("/proc/net/if_inet6") or ""
     if not lo6:find("^00000000000000000000000000000001 ") and
         not lo6:find("\n00000000000000000000000000000001 ") then
