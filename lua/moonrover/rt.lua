@@ -13,13 +13,13 @@ local function load_library()
   return ffi.C
 end
 
--- In an agent script's state, every runtime call is bracketed so that the
--- time budget's interrupt never lands inside C code (it may hold a lock).
-local function bracketed(raw)
-  local leave, enter = raw.mr_lua_leave, raw.mr_lua_enter
+-- In an agent script's state, every call into C is bracketed by the
+-- runtime's leave / enter so that the time budget's interrupt never lands
+-- inside C code (it may hold a lock, malloc's for one).
+local function bracketed(clib, leave, enter)
   return setmetatable({}, {
     __index = function(t, name)
-      local v = raw[name]
+      local v = clib[name]
       if type(v) ~= "cdata" then
         return v
       end
@@ -39,13 +39,19 @@ local function bracketed(raw)
 end
 
 ffi.cdef("const char *mr_api_cdef(void);")
-local lib = load_library()
-ffi.cdef(ffi.string(lib.mr_api_cdef()))
-if package.loaded["moonrover.host"] then
-  lib = bracketed(lib)
+local raw = load_library()
+ffi.cdef(ffi.string(raw.mr_api_cdef()))
+
+-- clib (a library from ffi.load) as Lua code here may call it: bracketed in
+-- an agent script's state, clib itself elsewhere.
+function _M.guard(clib)
+  if not package.loaded["moonrover.host"] then
+    return clib
+  end
+  return bracketed(clib, raw.mr_lua_leave, raw.mr_lua_enter)
 end
 
-_M.lib = lib
+_M.lib = _M.guard(raw)
 _M.ffi = ffi
 
 local ERRBUF = 512
