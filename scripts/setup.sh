@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake pkgconf clang llvm bpftool
   libbpf-dev libelf-dev zlib1g-dev libiberty-dev
-  luajit libluajit-5.1-dev lua-busted
+  luajit libluajit-5.1-dev lua-busted lua-cjson
+  libyaml-0-2 libyaml-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libevent-dev libgrpc-dev protobuf-compiler-grpc
   python3-grpcio python3-protobuf

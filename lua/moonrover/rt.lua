@@ -16,13 +16,13 @@ local function load_library()
   return ffi.C
 end
 
--- In an agent script's state, every runtime call is bracketed so that the
--- time budget's interrupt never lands inside C code (it may hold a lock).
-local function bracketed(raw)
-  local begin, finish = raw.mr_script_call_begin, raw.mr_script_call_end
+-- In an agent script's state, every call into C is bracketed by the
+-- runtime's begin / end so that the time budget's interrupt never lands
+-- inside C code (it may hold a lock, malloc's for one).
+local function bracketed(clib, begin, finish)
   return setmetatable({}, {
     __index = function(t, name)
-      local v = raw[name]
+      local v = clib[name]
       if type(v) ~= "cdata" then
         return v
       end
@@ -41,14 +41,17 @@ local function bracketed(raw)
   })
 end
 
+local function in_script()
+  return package.loaded["moonrover.script_context"] ~= nil
+end
+
+local raw
+
 local function declare()
   ffi.cdef("const char *mr_api_cdef(void);")
-  local lib = load_library()
-  ffi.cdef(ffi.string(lib.mr_api_cdef()))
-  if package.loaded["moonrover.script_context"] then
-    lib = bracketed(lib)
-  end
-  return lib
+  raw = load_library()
+  ffi.cdef(ffi.string(raw.mr_api_cdef()))
+  return in_script() and bracketed(raw, raw.mr_script_call_begin, raw.mr_script_call_end) or raw
 end
 
 -- rt.lib and rt.ffi: the first use of either declares the runtime's types
@@ -62,6 +65,16 @@ setmetatable(_M, {
     end
   end,
 })
+
+-- clib (a library from ffi.load) as Lua code here may call it: bracketed in
+-- an agent script's state, clib itself elsewhere (without loading the runtime).
+function _M.guard(clib)
+  if not in_script() then
+    return clib
+  end
+  local _ = _M.lib
+  return bracketed(clib, raw.mr_script_call_begin, raw.mr_script_call_end)
+end
 
 local test_api_declared = false
 

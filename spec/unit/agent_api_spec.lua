@@ -3,7 +3,7 @@
 local real = require("moonrover.rt")
 local ffi = real.ffi
 
-local calls, metric_result
+local calls, metric_result, guarded
 
 local fake_lib = setmetatable({
   mr_script_subscribe = function(_, stream) calls[#calls + 1] = { "subscribe", stream } return 0 end,
@@ -30,11 +30,17 @@ local fake_lib = setmetatable({
   mr_script_metric_observe = function(_, id, v) calls[#calls + 1] = { "observe", id, v } end,
 }, { __index = real.lib })
 
-local function load_agent(imported)
-  calls, metric_result = {}, 7
+-- the agent module as a script's state loads it; config: { name, text } of --config
+local function load_agent(imported, config)
+  calls, metric_result, guarded = {}, 7, 0
   package.loaded["moonrover.agent"] = nil
-  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call }
-  package.loaded["moonrover.script_context"] = { script = 4096, name = "spec", canary = false, imported = imported }
+  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call,
+    guard = function(clib)
+      guarded = guarded + 1
+      return real.guard(clib)
+    end }
+  package.loaded["moonrover.script_context"] = { script = 4096, name = "spec", canary = false,
+    imported = imported, config_name = config and config.name, config_text = config and config.text }
   local agent = require("moonrover.agent")
   package.loaded["moonrover.rt"] = real
   return agent
@@ -176,5 +182,22 @@ describe("moonrover.agent", function()
     local new = load_agent(text)
     assert.same({ seen = 12, names = { "a", "b" } }, new.imported())
     assert.is_nil(load_agent().imported())
+  end)
+
+  it("reads the --config text in the script's own state, through a guarded libyaml", function()
+    package.loaded["moonrover.config"], package.loaded["moonrover.yaml"] = nil, nil
+    local agent = load_agent(nil, { name = "rover.yaml", text = "core:\n  backend:\n    addr: oap:1\n" })
+    assert.same(1, guarded)
+    assert.same("oap:1", agent.config().core.backend.addr)
+    assert.equal(agent.config(), agent.config())
+  end)
+
+  it("raises the --config file's error, naming its line", function()
+    local agent = load_agent(nil, { name = "rover.yaml", text = "core:\n  a: 1\n  a: 2\n" })
+    assert.has_error(function() agent.config() end, 'rover.yaml:3: duplicate key "a" (first at line 2)')
+  end)
+
+  it("gives the defaults when there is no --config", function()
+    assert.same(require("moonrover.config").defaults(), load_agent().config())
   end)
 end)

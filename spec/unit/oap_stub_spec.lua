@@ -2,7 +2,7 @@
 -- client (client_check.py) makes the calls an agent makes; the specs check
 -- the answers and what the stub recorded, through spec/support/oap.lua.
 local e2e = require("support.e2e")
-local json = require("support.json")
+local cjson = require("cjson")
 local oap = require("support.oap")
 
 local CLIENT = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/oap/client_check.py"
@@ -17,7 +17,7 @@ local function client(stub, action, flags)
   local cmd = table.concat({ oap.python, e2e.quote(CLIENT), "--port", tostring(stub.port), flags or "", action }, " ")
   local code, out, err = e2e.run(cmd)
   assert(code == 0, err)
-  return assert(json.decode(out))
+  return cjson.decode(out)
 end
 
 -- A command's arguments: key -> value, and the keys in order.
@@ -115,6 +115,13 @@ describe("stand-in OAP", function()
     assert.equals("1700000000000", recs[3].message.latestUpdateTime)
   end)
 
+  it("hands out nothing once the task list is emptied", function()
+    stub:write_tasks({ { taskId = "task-on", processIds = { "proc-a" }, updateTime = T0 } })
+    assert.equals(1, #query(stub, 0))
+    stub:write_tasks({})
+    assert.same({}, query(stub, 0))
+  end)
+
   it("splits ON_CPU tasks per process, joins NETWORK processes, writes extension config as JSON", function()
     local ext = { NetworkSamplings = { { URIRegex = "/api/.*", MinDuration = 500, When4xx = true, When5xx = true } } }
     stub:write_tasks({
@@ -127,7 +134,7 @@ describe("stand-in OAP", function()
     assert.equals("p2", args_of(commands[2]).ProcessId)
     local net = args_of(commands[3])
     assert.equals("p1,p2", net.ProcessId)
-    assert.same(ext, json.decode(net.ExtensionConfigJSON))
+    assert.same(ext, cjson.decode(net.ExtensionConfigJSON))
     assert.not_matches(" ", net.ExtensionConfigJSON)
   end)
 

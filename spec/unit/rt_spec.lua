@@ -1,0 +1,33 @@
+-- Specs for moonrover.rt's guard: another C library (here libyaml, declared by
+-- moonrover.yaml) as Lua code in an agent script's state may call it.
+local rt = require("moonrover.rt")
+require("moonrover.yaml")
+
+local ffi = rt.ffi
+local libyaml = ffi.load("libyaml-0.so.2")
+
+describe("rt.guard", function()
+  after_each(function()
+    package.loaded["moonrover.script_context"] = nil
+  end)
+
+  it("leaves a library as it is outside a script's state", function()
+    assert.equal(libyaml, rt.guard(libyaml))
+  end)
+
+  it("in a script's state, wraps each function once and passes results through", function()
+    package.loaded["moonrover.script_context"] = { name = "spec" }
+    local guarded = rt.guard(libyaml)
+    assert.are_not.equal(libyaml, guarded)
+    assert.equal(guarded.yaml_parser_initialize, guarded.yaml_parser_initialize)
+    local parser = ffi.new("yaml_parser_t")
+    assert.equal(1, guarded.yaml_parser_initialize(parser))
+    guarded.yaml_parser_delete(parser)
+  end)
+
+  it("in a script's state, raises a call's error at the caller", function()
+    package.loaded["moonrover.script_context"] = { name = "spec" }
+    local guarded = rt.guard(libyaml)
+    assert.has_error(function() guarded.yaml_parser_initialize("not a parser") end)
+  end)
+end)
