@@ -5,7 +5,7 @@
 -- The functions whose names start with "_" are the agent's entry points.
 local config = require("moonrover.config")
 local rt = require("moonrover.rt")
-local serialize = require("moonrover.serialize")
+local serialize = require("moonrover.lib.serialize")
 
 local ffi, lib = rt.ffi, rt.lib
 local context = require("moonrover.script_context")

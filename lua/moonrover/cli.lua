@@ -1,16 +1,16 @@
 -- cli.lua - the moonrover command line: picks the command, parses its
 -- options, runs it, and turns every failure into one line and an exit code.
-local args = require("moonrover.args")
+local args = require("moonrover.lib.args")
 
 local _M = {}
 
 local COMMANDS = {
-  { name = "profile", module = "moonrover.commands.profile" },
-  { name = "agent", module = "moonrover.commands.agent" },
-  { name = "start", module = "moonrover.commands.agent", alias = "agent (Rover's 'start --config FILE')" },
-  { name = "reload", module = "moonrover.commands.reload" },
-  { name = "check", module = "moonrover.commands.check" },
-  { name = "version", module = "moonrover.commands.version" },
+  { name = "profile", module = "moonrover.commands.profile_command" },
+  { name = "agent", module = "moonrover.commands.agent_command" },
+  { name = "start", module = "moonrover.commands.agent_command", alias = "agent (Rover's 'start --config FILE')" },
+  { name = "reload", module = "moonrover.commands.reload_command" },
+  { name = "check", module = "moonrover.commands.check_command" },
+  { name = "version", module = "moonrover.commands.version_command" },
 }
 
 local EXIT_USAGE = 2

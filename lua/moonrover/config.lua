@@ -8,7 +8,7 @@
 -- the key is absent or null (so nil without a message means "absent, no
 -- default"). Keys are dotted paths ("core.backend.addr"), matched without
 -- regard to case; a number selects a list item ("...analyzers.1.layer").
-local yaml = require("moonrover.yaml")
+local yaml = require("moonrover.lib.yaml")
 
 local _M = {}
 

@@ -2,4 +2,4 @@
 -- has a `core` section, reports this host's processes to OAP and runs the
 -- profiling tasks OAP hands out (see docs/rover-compatibility.md).
 local agent = require("moonrover.agent")
-require("moonrover.rover.module").run(agent)
+require("moonrover.rover.drop_in").run(agent)

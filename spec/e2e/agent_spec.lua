@@ -5,7 +5,7 @@ local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
 local write = require("support.files").write
 
-local skip = e2e.skip_reason()
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
 -- A script that counts exec and exit events of one program name, keeps the
 -- counts across reloads (export/imported) and publishes them as gauges.
@@ -59,7 +59,6 @@ describe("moonrover agent (end to end)", function()
   end)
 
   it("counts every exec and exit exactly once, across a hot reload in the middle", function()
-    if skip then return pending(skip) end
     local program = make_program(dir, "mrspec_true")
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     agent = agent_run.start(dir, scripts)
@@ -79,7 +78,6 @@ describe("moonrover agent (end to end)", function()
   end)
 
   it("keeps the old version running when a reload has a syntax error or fails its canary", function()
-    if skip then return pending(skip) end
     local program = make_program(dir, "mrspec_true")
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     agent = agent_run.start(dir, scripts)
@@ -107,7 +105,6 @@ agent.on("process", function(batch) error("broken on its first batch") end)
   end)
 
   it("survives a script that raises errors and one that loops forever", function()
-    if skip then return pending(skip) end
     local program = make_program(dir, "mrspec_true")
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     write(scripts .. "/raiser.lua", [[
@@ -143,7 +140,6 @@ agent.on("process", function(batch) local x = 0 while true do x = x + 1 end end)
   end)
 
   it("runs a user script in place of the bundled one of the same name", function()
-    if skip then return pending(skip) end
     write(scripts .. "/process_events.lua", [[
 local agent = require("moonrover.agent")
 agent.gauge("spec_replaced", "set by the user's process_events.lua"):set(1)
@@ -155,7 +151,6 @@ agent.gauge("spec_replaced", "set by the user's process_events.lua"):set(1)
   end)
 
   it("gives scripts the --config file through agent.config()", function()
-    if skip then return pending(skip) end
     local cfg = dir .. "/rover.yaml"
     write(cfg, "core:\n  backend:\n    addr: ${MR_SPEC_UNSET_VAR:oap.example:11800}\n")
     write(scripts .. "/reads_config.lua", [[
@@ -169,7 +164,6 @@ agent.gauge("spec_config_ok", "1 when the script saw the configured address"):se
   end)
 
   it("interrupts a script stuck in a runtime call only when the call returns", function()
-    if skip then return pending(skip) end
     local program = make_program(dir, "mrspec_true")
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     write(scripts .. "/sleeper.lua", [[
@@ -189,7 +183,6 @@ agent.on("process", function(batch) rt.lib.mr_sys_sleep_ms(800) end)
   end)
 
   it("interrupts a script looping on print and survives one that breaks package", function()
-    if skip then return pending(skip) end
     local program = make_program(dir, "mrspec_true")
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     write(scripts .. "/printer.lua", [[
@@ -208,10 +201,9 @@ agent.after(0.05, function() while true do print("spam") end end)
   end)
 
   it("closes what an interrupted script opened through the runtime", function()
-    if skip then return pending(skip) end
     write(scripts .. "/holder.lua", [[
 local agent = require("moonrover.agent")
-local profiler = require("moonrover.profiler")
+local profiler = require("moonrover.profiling.profiler")
 local p = assert(profiler.open({ frequency = 99, kernel = true }))
 assert(p:start())
 agent.gauge("spec_holder_started", "1 once the profiler runs"):set(1)
@@ -235,7 +227,6 @@ agent.after(1, function() while true do end end)
   end)
 
   it("gives exported state back to the running version when a reload is refused late", function()
-    if skip then return pending(skip) end
     write(scripts .. "/a_holder.lua", [[
 local agent = require("moonrover.agent")
 local reclaimed = agent.gauge("spec_reclaimed", "state given back after a refused reload")
@@ -256,7 +247,6 @@ if not agent.canary then error("only the live load fails") end
   end)
 
   it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
-    if skip then return pending(skip) end
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     agent = agent_run.start(dir, scripts)
     assert.is_truthy(agent.port, agent:log_text())
@@ -267,7 +257,6 @@ if not agent.canary then error("only the live load fails") end
   end)
 
   it("reloads through `moonrover reload`", function()
-    if skip then return pending(skip) end
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     agent = agent_run.start(dir, scripts)
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))

@@ -3,15 +3,13 @@
 -- decoded with the SkyWalking descriptors.
 local e2e = require("support.e2e")
 local runner = require("moonrover.rover.cpu_runner")
-local protobuf = require("moonrover.protobuf")
-local rt = require("moonrover.rt")
+local protobuf = require("moonrover.lib.protobuf")
+local oap_client = require("moonrover.rover.oap_client")
 
-local skip = e2e.skip_reason()
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
 local function schema()
-  local len = rt.ffi.new("size_t[1]")
-  local p = rt.lib.mr_skywalking_descriptors(len)
-  return assert(protobuf.load_descriptor_set(rt.ffi.string(p, len[0])))
+  return assert(oap_client.schema())
 end
 
 local function task(target)
@@ -27,7 +25,6 @@ describe("Rover CPU task runner (end to end)", function()
   end)
 
   it("sends the workload's hot functions leaf first, with dump counts that add up", function()
-    if skip then return pending(skip) end
     pid = e2e.spawn("cpu_ratio", "30")
     local r = assert(runner.new(task("ON_CPU"), { pid }, { frequency = 499 }))
     assert(r:start())
@@ -57,7 +54,6 @@ describe("Rover CPU task runner (end to end)", function()
   end)
 
   it("reports switch counts and blocked time for an OFF_CPU task", function()
-    if skip then return pending(skip) end
     pid = e2e.spawn("sleeper", "30")
     local r = assert(runner.new(task("OFF_CPU"), { pid }))
     assert(r:start())

@@ -6,7 +6,7 @@ local lfs = require("lfs")
 local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
-local skip = e2e.skip_reason()
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
 pcall(ffi.cdef, "struct pollfd { int fd; short events; short revents; };")
 pcall(ffi.cdef, "int poll(struct pollfd *fds, unsigned long nfds, int timeout);")
@@ -163,7 +163,6 @@ describe("data plane (end to end)", function()
   end)
 
   it("reports exec, fork and exit of each process with parent, name and exit status", function()
-    if skip then return pending(skip) end
     local N = 50
     local shell = install(dir, "/bin/dash", "mrspec_shell")
     local truth = install(dir, "/bin/true", "mrspec_true")
@@ -230,7 +229,6 @@ describe("data plane (end to end)", function()
   end)
 
   it("drops what does not fit a full queue and counts it", function()
-    if skip then return pending(skip) end
     local truth = install(dir, "/bin/true", "mrspec_true")
     plane = open_plane({ queue_capacity = 3, drain_ms = 5 })
     assert.same(0, (e2e.run("for i in 1 2 3 4 5 6 7 8 9 10; do " .. truth .. "; done")))
@@ -250,7 +248,6 @@ describe("data plane (end to end)", function()
   end)
 
   it("delivers every benchmark event, in order, with increasing seq", function()
-    if skip then return pending(skip) end
     local N = 20000
     local pid = spawn_generator_stopped("10 " .. N)
     plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, drain_ms = 5 })
@@ -276,7 +273,6 @@ describe("data plane (end to end)", function()
   end)
 
   it("drains in C: pops everything queued and returns how many", function()
-    if skip then return pending(skip) end
     local N = 20000
     local pid = spawn_generator_stopped("10 " .. N)
     plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, drain_ms = 5 })
@@ -293,7 +289,6 @@ describe("data plane (end to end)", function()
   end)
 
   it("peeks the oldest contiguous run: the tail run first at the wrap, then the head", function()
-    if skip then return pending(skip) end
     local pid = spawn_generator_stopped("0.5")
     plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, queue_capacity = 8, drain_ms = 1 })
     local base = ffi.cast("struct mr_bench_event *", lib.mr_data_plane_storage(plane, BENCH))
@@ -325,7 +320,6 @@ describe("data plane (end to end)", function()
   end)
 
   it("releases every fd and thread it used on close", function()
-    if skip then return pending(skip) end
     local fds, tasks = count_entries("/proc/self/fd"), count_entries("/proc/self/task")
     local pid = spawn_generator_stopped("10 1000")
     local d = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid })

@@ -1,9 +1,9 @@
 -- End-to-end specs for `moonrover profile` and `moonrover check`: real BPF,
 -- real workloads, real output files read back by real readers.
 local e2e = require("support.e2e")
-local folded = require("moonrover.writers.folded")
+local folded = require("moonrover.profiling.writers.folded")
 
-local skip = e2e.skip_reason()
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
 -- How many samples the 3:1 check needs. cpu_ratio splits its own CPU time
 -- 3:1 between burn_alpha and burn_beta, and cpu-clock samples a task only
@@ -98,7 +98,6 @@ describe("moonrover profile (end to end)", function()
   end
 
   it("shows the 3:1 CPU ratio of two known functions, both named", function()
-    if skip then return pending(skip) end
     local pid = spawn("cpu_ratio", tostring(2 * PROFILE_BUDGET_S))
     local sums, saw_main, spent = profile_burns(pid)
     assert.is_true(saw_main, "main should be on the stacks")
@@ -114,7 +113,6 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("finds the function an off-CPU workload sleeps in", function()
-    if skip then return pending(skip) end
     local pid = spawn("sleeper", "30")
     local out = dir .. "/off.folded"
     local code, _, stderr = e2e.moonrover({ "profile", "--off-cpu", "-p", tostring(pid), "-d", "2", "-o", out })
@@ -135,7 +133,6 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("writes pprof that go tool pprof reads, with the hot functions", function()
-    if skip then return pending(skip) end
     local pid = spawn("cpu_ratio", "30")
     local out = dir .. "/cpu.pb.gz"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "-o", out })
@@ -148,7 +145,6 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("profiles every process into an SVG flame graph by default extension", function()
-    if skip then return pending(skip) end
     spawn("cpu_ratio", "30")
     local out = dir .. "/all.svg"
     local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "2", "-o", out })
@@ -161,7 +157,6 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("names the frames of a process that exits during the profile", function()
-    if skip then return pending(skip) end
     local pid = spawn("cpu_ratio", "1")
     local out = dir .. "/exit.folded"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "3", "-o", out })
@@ -171,7 +166,6 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("keeps kernel frames unless --no-kernel", function()
-    if skip then return pending(skip) end
     local pid = spawn("sleeper", "30")
     local with, without = dir .. "/k.folded", dir .. "/nok.folded"
     assert.same(0, (e2e.moonrover({ "profile", "--off-cpu", "-p", tostring(pid), "-d", "1", "-o", with })))
@@ -182,7 +176,6 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("fails with one clear line for an unknown pid or an unwritable output", function()
-    if skip then return pending(skip) end
     local code, _, stderr = e2e.moonrover({ "profile", "-p", "4000000", "-d", "1", "-o", dir .. "/x.svg" })
     assert.same(1, code)
     assert.same("moonrover profile: no process with pid 4000000\n", stderr)
@@ -193,7 +186,6 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("tells a user without privileges to run it as root", function()
-    if skip then return pending(skip) end
     local env, bin = e2e.public_copy(dir)
     local code, _, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
       bin .. " profile -d 1 -o /tmp/never.svg")
@@ -205,8 +197,7 @@ end)
 
 describe("the profiler object (end to end)", function()
   it("releases every file descriptor when closed", function()
-    if skip then return pending(skip) end
-    local profiler = require("moonrover.profiler")
+    local profiler = require("moonrover.profiling.profiler")
     local function open_fds()
       local n = 0
       for _ in require("lfs").dir("/proc/self/fd") do
@@ -230,7 +221,6 @@ end)
 
 describe("moonrover check / version / help (end to end)", function()
   it("reports every feature and passes on this machine", function()
-    if skip then return pending(skip) end
     local code, stdout = e2e.moonrover({ "check" })
     assert.same(0, code, stdout)
     for _, f in ipairs({ "root", "btf", "perf_event", "tracepoint", "tp_btf", "uprobe", "ringbuf", "kallsyms" }) do

@@ -6,7 +6,7 @@ local agent_run = require("support.agent_run")
 local oap = require("support.oap")
 local write = require("support.files").write
 
-local skip = e2e.skip_reason()
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
 local CONFIG = [[
 core:
@@ -121,7 +121,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end
 
   it("reports the workload with the configured names and properties, then keeps it alive", function()
-    if skip then return pending(skip) end
     start_all()
     local p = agent_run.wait_for(function() return reported(stub, workload) end, 100)
     assert.is_truthy(p, agent:log_text())
@@ -140,7 +139,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("runs an ON_CPU task and sends the hot functions leaf first, the task on the first message", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     local now = now_ms()
@@ -163,7 +161,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("does not start a task before its start time", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     local now = now_ms()
@@ -177,7 +174,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("runs an OFF_CPU task: switch counts and blocked time of the sleeping workload", function()
-    if skip then return pending(skip) end
     start_all({ workload = "sleeper" })
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     stub:write_tasks({ task({ taskId = "spec-off-cpu", targetType = "OFF_CPU" }) })
@@ -198,7 +194,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("extends a task OAP sends again with a longer duration, without restarting it", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     local t = task({ taskId = "spec-extend", duration = 3 })
@@ -219,7 +214,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("replaces a running task by a new one for the same process, keeping the old one's data", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     stub:write_tasks({ task({ taskId = "spec-first" }) })
@@ -234,7 +228,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("runs a task whose process is only reported after the task was first seen", function()
-    if skip then return pending(skip) end
     start_all({ workload = false })
     local id = oap_process_id("spec-service", "spec-instance", "cpu_ratio")
     stub:write_tasks({ task({ taskId = "spec-early", serviceName = false, processIds = { id } }) })
@@ -245,7 +238,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("survives OAP going away mid-task and sends data again once it is back", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     stub:write_tasks({ task({ taskId = "spec-outage" }) })
@@ -267,7 +259,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("talks TLS and sends the Authentication header when configured", function()
-    if skip then return pending(skip) end
     local code, _, err = e2e.run(string.format("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
       .. "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout %s/key.pem -out %s/cert.pem", dir, dir))
     assert(code == 0, err)
@@ -281,7 +272,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("sends dump counts that add up to the samples taken, then frees the task's kernel objects", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     local fds_before = tonumber(sh("ls /proc/" .. agent.pid .. "/fd | wc -l"))
@@ -307,7 +297,6 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   it("names processes with a user's Lua naming module before the configured rules", function()
-    if skip then return pending(skip) end
     os.execute("mkdir -p " .. dir .. "/scripts")
     write(dir .. "/scripts/process_naming.lua", [[
 local _M = {}
@@ -328,7 +317,6 @@ return _M
   end)
 
   it("sends the running tasks' last data when the agent is stopped", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     stub:write_tasks({ task({ taskId = "spec-stop" }) })
@@ -341,7 +329,6 @@ return _M
   end)
 
   it("keeps its agent id and running tasks across a hot reload", function()
-    if skip then return pending(skip) end
     start_all()
     assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
     stub:write_tasks({ task({ taskId = "spec-reload" }) })

@@ -1,7 +1,7 @@
 -- Specs for `moonrover agent`'s options: the config file fills what the
 -- command line did not give, with Rover's overrides and clear errors.
-local args = require("moonrover.args")
-local agent_cmd = require("moonrover.commands.agent")
+local args = require("moonrover.lib.args")
+local agent_cmd = require("moonrover.commands.agent_command")
 local write = require("support.files").write
 
 describe("moonrover agent options", function()

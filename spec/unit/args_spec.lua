@@ -1,5 +1,5 @@
 -- Specs for the option parser and help text.
-local args = require("moonrover.args")
+local args = require("moonrover.lib.args")
 
 local OPTIONS = {
   { name = "pid", short = "p", arg = "PID[,PID...]", convert = args.pid_list, help = "pids" },

@@ -1,7 +1,7 @@
 -- Specs for configuration loading: Rover's override rule, case-insensitive
 -- keys, known sections, merge over defaults, typed accessors, the shipped file.
 local config = require("moonrover.config")
-local yaml = require("moonrover.yaml")
+local yaml = require("moonrover.lib.yaml")
 
 local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)spec/unit/[^/]*$") or "")
 local SHIPPED = ROOT .. "configs/rover_configs.yaml"

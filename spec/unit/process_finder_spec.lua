@@ -74,7 +74,7 @@ local function host()
     [420] = proc("/usr/bin/redis-server", "/usr/bin/redis-server 127.0.0.1:6379 ",
       { cgroup = "0::/system.slice/docker-" .. CID .. ".scope\n", start_ns = 5000 }),
     [500] = proc("/usr/bin/python3.11", "python3 app.py "),
-    [SELF] = proc("/usr/bin/moonrover", "moonrover agent --config /etc/moonrover.yaml "),
+    [SELF] = proc("/usr/bin/moonrover", "moonrover agent --config /etc/moonrover.lib.yaml "),
   }
 end
 

@@ -1,41 +1,9 @@
 -- Specs for process_reporter.lua: the heartbeat state machine that reports
 -- processes to OAP, keeps them alive and learns their OAP ids.
-local protobuf = require("moonrover.protobuf")
+local fixtures = require("support.rover_processes")
 local reporter = require("moonrover.rover.process_reporter")
 
-local PROTO_DIR = debug.getinfo(1, "S").source:match("^@(.*/)") .. "../../proto/skywalking"
-
-local AGENT = "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d"
-
-local function process(pid, name, more)
-  local p = {
-    pid = pid,
-    start_ns = pid * 1000,
-    exe = "/usr/bin/" .. name,
-    command_line = name .. " --serve",
-    entity = { layer = "OS_LINUX", serviceName = name, instanceName = "10.0.0.7", processName = name,
-      labels = { "a", "b" } },
-    properties = { host_ip = "10.0.0.7", pid = tostring(pid), command_line = name .. " --serve",
-      support_ebpf_profiling = "true" },
-  }
-  for k, v in pairs(more or {}) do
-    p[k] = v
-  end
-  return p
-end
-
--- OAP's answer echoing processes (labels in another order, as a set).
-local function downstream(...)
-  local out = {}
-  for i, pair in ipairs({ ... }) do
-    local p, id = pair[1], pair[2]
-    local e = p.entity
-    out[i] = { processId = id, hostProcess = { pid = p.pid, entityMetadata = { layer = e.layer,
-      serviceName = e.serviceName, instanceName = e.instanceName, processName = e.processName,
-      labels = { "b", "a" } } } }
-  end
-  return { processes = out }
-end
+local AGENT, process, downstream = fixtures.AGENT, fixtures.process, fixtures.downstream
 
 local function rpcs(calls)
   local out = {}
@@ -250,32 +218,5 @@ describe("process_reporter", function()
     r, err = reporter.new({ heartbeat_every = 10 })
     assert.is_nil(r)
     assert.equal("agent_id: missing", err)
-  end)
-
-  it("builds messages that encode with the project's Process.proto", function()
-    local set = os.tmpname()
-    local ok = os.execute(string.format("protoc -I%s --include_imports --descriptor_set_out=%s "
-      .. "ebpf/profiling/Process.proto 2>/dev/null", PROTO_DIR, set))
-    local fh = io.open(set, "rb")
-    local bytes = fh and fh:read("*a")
-    if fh then fh:close() end
-    os.remove(set)
-    if (ok ~= 0 and ok ~= true) or not bytes or bytes == "" then
-      pending("protoc is not installed")
-      return
-    end
-    local schema = assert(protobuf.load_descriptor_set(bytes))
-    local r = new()
-    redis.properties.container_id = string.rep("ab", 32)
-    r:update({ nginx, redis })
-    local report = r:next_calls()[1].message
-    local wire = assert(protobuf.encode(schema, "skywalking.v3.EBPFProcessReportList", report))
-    assert.same(report, protobuf.decode(schema, "skywalking.v3.EBPFProcessReportList", wire))
-    local answer = assert(protobuf.encode(schema, "skywalking.v3.EBPFReportProcessDownstream",
-      downstream({ nginx, "id-nginx" }, { redis, "id-redis" })))
-    r:on_report_response(protobuf.decode(schema, "skywalking.v3.EBPFReportProcessDownstream", answer))
-    local ping = r:next_calls()[1].message
-    assert.truthy(protobuf.encode(schema, "skywalking.v3.EBPFProcessPingPkgList", ping))
-    assert.equal(redis, r:process_by_id("id-redis"))
   end)
 end)

@@ -1,7 +1,7 @@
 -- Specs for the pure parts of `moonrover profile`: format choice, job
 -- building and the summary's statistics.
-local profile = require("moonrover.commands.profile")
-local args = require("moonrover.args")
+local profile = require("moonrover.commands.profile_command")
+local args = require("moonrover.lib.args")
 
 describe("profile.format_for", function()
   it("follows the output file's extension", function()

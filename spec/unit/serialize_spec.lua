@@ -1,5 +1,5 @@
 -- Specs for the state hand-over serializer.
-local serialize = require("moonrover.serialize")
+local serialize = require("moonrover.lib.serialize")
 
 describe("serialize", function()
   it("round-trips nested plain data", function()

@@ -1,5 +1,5 @@
 -- summary_spec.lua - end-of-run summary: ranking and text formatting.
-local summary = require("moonrover.summary")
+local summary = require("moonrover.profiling.summary")
 
 local function sample_stacks()
   return {

@@ -377,7 +377,7 @@ describe("task_manager hand-over across a hot reload", function()
 
     local new = setup()
     new.now = 5000
-    new.m:take_over(require("moonrover.serialize").decode(require("moonrover.serialize").encode(state)))
+    new.m:take_over(require("moonrover.lib.serialize").decode(require("moonrover.lib.serialize").encode(state)))
     new.m:on_commands({ task_cmd({ FixedTriggerDuration = "60" }) })
     assert.same(1, #new.runners)
     new.runners[1]:produce(1)

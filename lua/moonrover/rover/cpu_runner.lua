@@ -4,8 +4,8 @@
 -- separate metadata, symbols leaf first, "[MISSING]" for what has no symbol,
 -- counts as deltas since the previous collect (the drain empties the kernel's
 -- maps, so every drain is a delta).
-local profile_view = require("moonrover.profile_view")
-local profiler = require("moonrover.profiler")
+local profile_view = require("moonrover.profiling.profile_view")
+local profiler = require("moonrover.profiling.profiler")
 local rt = require("moonrover.rt")
 
 local _M = {}

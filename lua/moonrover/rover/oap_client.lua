@@ -3,7 +3,7 @@
 -- runtime's gRPC transport (runtime/transport*.c); results come back through
 -- poll(), which a timer calls, as callback(response) or callback(nil, why).
 local config = require("moonrover.config")
-local protobuf = require("moonrover.protobuf")
+local protobuf = require("moonrover.lib.protobuf")
 local rt = require("moonrover.rt")
 
 local _M = {}
@@ -16,7 +16,9 @@ _M.COLLECT_PROFILING_DATA = "/skywalking.v3.EBPFProfilingService/collectProfilin
 
 local TIMEOUT_MS = 20000
 
-local function schema()
+-- The SkyWalking v3 messages (proto/skywalking), from the descriptor set the
+-- runtime carries; or nil and why.
+function _M.schema()
   local ffi, lib = rt.ffi, rt.lib
   local len = ffi.new("size_t[1]")
   local p = lib.mr_skywalking_descriptors(len)
@@ -42,7 +44,7 @@ function _M.open(cfg)
     return nil, err
   end
   local s
-  s, err = schema()
+  s, err = _M.schema()
   if not s then
     return nil, err
   end

@@ -1,7 +1,7 @@
 -- Specs for moonrover.rt's guard: another C library (here libyaml, declared by
--- moonrover.yaml) as Lua code in an agent script's state may call it.
+-- moonrover.lib.yaml) as Lua code in an agent script's state may call it.
 local rt = require("moonrover.rt")
-require("moonrover.yaml")
+require("moonrover.lib.yaml")
 
 local ffi = rt.ffi
 local libyaml = ffi.load("libyaml-0.so.2")

@@ -1,4 +1,4 @@
--- check.lua - `moonrover check`: says, feature by feature, whether this
+-- check_command.lua - `moonrover check`: says, feature by feature, whether this
 -- machine can run the agent, and what to do about each missing feature.
 local rt = require("moonrover.rt")
 

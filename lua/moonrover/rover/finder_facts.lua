@@ -1,4 +1,4 @@
--- sys.lua - the system facts process discovery reads (the `sys` table that
+-- finder_facts.lua - the system facts process discovery reads (the `sys` table that
 -- process_finder.lua documents), backed by the runtime: /proc (or the host's
 -- /proc named by ROVER_HOST_PROC_MAPPING), POSIX regex, host name and address.
 local rt = require("moonrover.rt")

@@ -1,6 +1,6 @@
 -- Specs for the descriptor-driven protobuf codec, checked against protoc's
 -- own descriptors and against Python's protobuf runtime (Debian's).
-local protobuf = require("moonrover.protobuf")
+local protobuf = require("moonrover.lib.protobuf")
 local files = require("support.files")
 local read, write = files.read, files.write
 

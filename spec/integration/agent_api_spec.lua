@@ -185,7 +185,7 @@ describe("moonrover.agent", function()
   end)
 
   it("reads the --config text in the script's own state, through a guarded libyaml", function()
-    package.loaded["moonrover.config"], package.loaded["moonrover.yaml"] = nil, nil
+    package.loaded["moonrover.config"], package.loaded["moonrover.lib.yaml"] = nil, nil
     local agent = load_agent(nil, { name = "rover.yaml", text = "core:\n  backend:\n    addr: oap:1\n" })
     assert.same(1, guarded)
     assert.same("oap:1", agent.config().core.backend.addr)

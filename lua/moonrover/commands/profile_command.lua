@@ -1,12 +1,12 @@
--- profile.lua - `moonrover profile`: a standalone whole-system (or per-process)
+-- profile_command.lua - `moonrover profile`: a standalone whole-system (or per-process)
 -- on-CPU or off-CPU profile. The flow: validate, open and start the profiler,
 -- drain periodically until the duration ends (or Ctrl-C), stop, drain the rest,
 -- write folded / pprof / SVG, print a summary.
-local args = require("moonrover.args")
+local args = require("moonrover.lib.args")
 local rt = require("moonrover.rt")
-local profiler = require("moonrover.profiler")
-local profile_view = require("moonrover.profile_view")
-local summary = require("moonrover.summary")
+local profiler = require("moonrover.profiling.profiler")
+local profile_view = require("moonrover.profiling.profile_view")
+local summary = require("moonrover.profiling.summary")
 
 local _M = {
   summary = "profile the machine or some processes into a flame graph, pprof or folded stacks",
@@ -146,7 +146,7 @@ local function write_output(p, job, stacks, meta)
     return rt.call(rt.lib.mr_pprof_write, p.profile, job.output, job.off_cpu and 1 or 0,
       p.period_ns, meta.duration_ns)
   end
-  local writer = require("moonrover.writers." .. job.format)
+  local writer = require("moonrover.profiling.writers." .. job.format)
   local fh, err = job.output == "-" and io.stdout or io.open(job.output, "wb")
   if not fh then
     return nil, "cannot write " .. err

@@ -1,7 +1,7 @@
--- agent.lua - `moonrover agent`: runs the bundled scripts (lua/scripts) and
+-- agent_command.lua - `moonrover agent`: runs the bundled scripts (lua/scripts) and
 -- the user's (--scripts DIR) on the agent's event streams until SIGTERM.
 -- A user script with the same name as a bundled one replaces it.
-local args = require("moonrover.args")
+local args = require("moonrover.lib.args")
 local config = require("moonrover.config")
 local rt = require("moonrover.rt")
 local paths = require("moonrover.paths")

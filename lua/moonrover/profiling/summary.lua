@@ -4,7 +4,7 @@
 --
 -- stats (every field optional): duration (seconds), samples (number taken),
 -- lost ({ {reason=, n=}, ... }), output (path written).
-local folded = require("moonrover.writers.folded")
+local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
 

@@ -1,5 +1,5 @@
 -- Specs for `moonrover check`'s report: marks, what-to-do lines, exit status.
-local check = require("moonrover.commands.check")
+local check = require("moonrover.commands.check_command")
 
 local function feature(name, required)
   return { what = name .. " feature", required = required, fix = "fix " .. name }

@@ -1,4 +1,4 @@
--- module.lua - the SkyWalking Rover drop-in, run by the bundled script
+-- drop_in.lua - the SkyWalking Rover drop-in, run by the bundled script
 -- lua/scripts/rover.lua inside `moonrover agent` when the --config file has a
 -- `core` section: it reports processes (host-mode naming rules), polls OAP
 -- for profiling tasks, runs ON_CPU / OFF_CPU tasks on moonrover's profiler and
@@ -10,7 +10,7 @@ local oap_client = require("moonrover.rover.oap_client")
 local process_finder = require("moonrover.rover.process_finder")
 local process_reporter = require("moonrover.rover.process_reporter")
 local rt = require("moonrover.rt")
-local sys = require("moonrover.rover.sys")
+local sys = require("moonrover.rover.finder_facts")
 local task_manager = require("moonrover.rover.task_manager")
 
 local _M = {}

@@ -1,4 +1,4 @@
--- version.lua - `moonrover version`: the agent's version and what it was built with.
+-- version_command.lua - `moonrover version`: the agent's version and what it was built with.
 local rt = require("moonrover.rt")
 local jit = require("jit")
 

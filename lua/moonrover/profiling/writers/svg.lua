@@ -3,7 +3,7 @@
 -- root to leaf upwards, widths proportional to value. The embedded script
 -- (no external resources) shows details on hover, zooms on click and
 -- searches by regular expression (Search control, Ctrl-F or "/").
-local folded = require("moonrover.writers.folded")
+local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
 

@@ -1,4 +1,4 @@
--- reload.lua - `moonrover reload`: asks the running agent to reload its
+-- reload_command.lua - `moonrover reload`: asks the running agent to reload its
 -- scripts (SIGHUP through its pid file).
 local rt = require("moonrover.rt")
 
