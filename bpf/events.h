@@ -14,14 +14,14 @@ enum mr_process_event_kind {
 
 /* One process lifecycle event. Times are CLOCK_MONOTONIC nanoseconds. */
 struct mr_process_event {
-	__u64 ts_ns;       /* when it happened */
-	__u64 start_ns;    /* when the process started (exit: lifetime = ts_ns - start_ns) */
-	__u32 kind;        /* enum mr_process_event_kind */
-	__s32 pid;         /* the process (thread group) id */
-	__s32 ppid;        /* its parent; for fork, the process that forked */
-	__s32 exit_code;   /* exit: the status as wait() reports it; 0 otherwise */
+	__u64 ts_ns;     /* when it happened */
+	__u64 start_ns;  /* when the process started (exit: lifetime = ts_ns - start_ns) */
+	__u32 kind;      /* enum mr_process_event_kind */
+	__s32 pid;       /* the process (thread group) id */
+	__s32 ppid;      /* its parent; for fork, the process that forked */
+	__s32 exit_code; /* exit: the status as wait() reports it; 0 otherwise */
 	__u32 uid;
-	__u32 seq;         /* per-CPU sequence number, to spot losses in tests */
+	__u32 seq; /* per-CPU sequence number, to spot losses in tests */
 	char comm[MR_COMM_LEN];
 	__u64 reserved;
 };

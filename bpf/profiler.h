@@ -43,7 +43,7 @@ struct mr_profiler_counters {
 	__u64 samples;
 	__u64 idle_samples;
 	__u64 lost_user_stack;
-	__u64 lost_stack_full;  /* stacks map full, or no memory to add to it */
+	__u64 lost_stack_full; /* stacks map full, or no memory to add to it */
 	__u64 lost_counts_full;
 	__u64 lost_notify;
 	__u64 lost_offcpu_start;

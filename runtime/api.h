@@ -68,10 +68,10 @@ const char *mr_kernel_feature(uint32_t i);
 typedef struct mr_profile mr_profile;
 
 enum mr_frame_kind {
-	MR_FRAME_USER = 0,    /* code in an executable or shared library */
-	MR_FRAME_KERNEL = 1,  /* kernel text */
-	MR_FRAME_JIT = 2,     /* named by a /tmp/perf-PID.map file */
-	MR_FRAME_UNKNOWN = 3  /* no mapping covers the address */
+	MR_FRAME_USER = 0,   /* code in an executable or shared library */
+	MR_FRAME_KERNEL = 1, /* kernel text */
+	MR_FRAME_JIT = 2,    /* named by a /tmp/perf-PID.map file */
+	MR_FRAME_UNKNOWN = 3 /* no mapping covers the address */
 };
 
 struct mr_frame {
@@ -89,11 +89,11 @@ struct mr_module {
 
 struct mr_sample {
 	int32_t pid;
-	uint32_t comm;     /* string id of the process name */
-	uint32_t first;    /* index of the leaf frame in mr_profile_stack_frames() */
-	uint32_t depth;    /* number of frames, leaf first */
-	uint64_t count;    /* samples (on-CPU) or context switches (off-CPU) */
-	uint64_t nanos;    /* on-CPU time, or blocked time */
+	uint32_t comm;  /* string id of the process name */
+	uint32_t first; /* index of the leaf frame in mr_profile_stack_frames() */
+	uint32_t depth; /* number of frames, leaf first */
+	uint64_t count; /* samples (on-CPU) or context switches (off-CPU) */
+	uint64_t nanos; /* on-CPU time, or blocked time */
 };
 
 mr_profile *mr_profile_new(char *err, size_t errlen);
@@ -117,26 +117,26 @@ int mr_pprof_write(const mr_profile *p, const char *path, int32_t off_cpu, uint6
 typedef struct mr_profiler mr_profiler;
 
 struct mr_profiler_opts {
-	uint32_t frequency;      /* on-CPU sampling frequency, Hz */
-	int32_t off_cpu;         /* 1: blocked time from sched_switch instead */
-	int32_t kernel;          /* 1: keep kernel frames */
-	const int32_t *pids;     /* processes to profile; NULL: every process */
+	uint32_t frequency;  /* on-CPU sampling frequency, Hz */
+	int32_t off_cpu;     /* 1: blocked time from sched_switch instead */
+	int32_t kernel;      /* 1: keep kernel frames */
+	const int32_t *pids; /* processes to profile; NULL: every process */
 	uint32_t npids;
-	uint32_t max_stacks;     /* stack map entries; 0: default */
+	uint32_t max_stacks; /* stack map entries; 0: default */
 };
 
 struct mr_profiler_stats {
-	uint64_t samples;         /* samples (or switches) aggregated in the kernel */
-	uint64_t idle_samples;    /* on-CPU samples of idle CPUs, not profiled */
-	uint64_t lost_user_stack; /* user stack could not be read */
-	uint64_t lost_stack_full; /* stack storage full (or out of memory) */
-	uint64_t lost_counts_full;/* count map full */
-	uint64_t lost_notify;     /* new-process notices dropped (ring full) */
-	uint64_t lost_offcpu_start;/* blocked-since map full */
-	uint64_t processes;       /* distinct processes seen */
-	uint64_t stacks;          /* distinct (pid, stack) keys drained */
-	uint64_t first_sample_ns; /* CLOCK_MONOTONIC time of the first sample, 0 if none */
-	uint64_t start_ns;        /* CLOCK_MONOTONIC time the profiler was attached */
+	uint64_t samples;           /* samples (or switches) aggregated in the kernel */
+	uint64_t idle_samples;      /* on-CPU samples of idle CPUs, not profiled */
+	uint64_t lost_user_stack;   /* user stack could not be read */
+	uint64_t lost_stack_full;   /* stack storage full (or out of memory) */
+	uint64_t lost_counts_full;  /* count map full */
+	uint64_t lost_notify;       /* new-process notices dropped (ring full) */
+	uint64_t lost_offcpu_start; /* blocked-since map full */
+	uint64_t processes;         /* distinct processes seen */
+	uint64_t stacks;            /* distinct (pid, stack) keys drained */
+	uint64_t first_sample_ns;   /* CLOCK_MONOTONIC time of the first sample, 0 if none */
+	uint64_t start_ns;          /* CLOCK_MONOTONIC time the profiler was attached */
 };
 
 mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_t errlen);
@@ -215,8 +215,8 @@ int mr_script_set_budget(mr_script *s, uint32_t ms, char *err, size_t errlen);
 void mr_script_log(mr_script *s, int32_t level, const char *msg);
 /* The id of the series name{labels} (labels as Prometheus writes them:
  * `a="x",b="y"`), created on first use; the same id after a reload. */
-int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help,
-			 const char *labels, char *err, size_t errlen);
+int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help, const char *labels,
+			 char *err, size_t errlen);
 void mr_script_metric_add(mr_script *s, int32_t series, double v);
 void mr_script_metric_set(mr_script *s, int32_t series, double v);
 void mr_script_metric_observe(mr_script *s, int32_t series, double v);
@@ -232,19 +232,19 @@ void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 typedef struct mr_transport mr_transport;
 
 struct mr_transport_opts {
-	const char *address;        /* "host:port" */
-	int32_t tls;                /* 1: TLS */
-	const char *ca_path;        /* PEM roots; NULL or "": system roots */
-	const char *cert_path;      /* client certificate (mTLS), or NULL */
-	const char *key_path;       /* client key (mTLS), or NULL */
+	const char *address;          /* "host:port" */
+	int32_t tls;                  /* 1: TLS */
+	const char *ca_path;          /* PEM roots; NULL or "": system roots */
+	const char *cert_path;        /* client certificate (mTLS), or NULL */
+	const char *key_path;         /* client key (mTLS), or NULL */
 	int32_t insecure_skip_verify; /* TLS without verifying the server */
-	const char *authentication; /* sent as the "authentication" header; NULL or "": none */
-	uint32_t queue_bytes;       /* most bytes waiting to be sent; 0: 64 MiB */
+	const char *authentication;   /* sent as the "authentication" header; NULL or "": none */
+	uint32_t queue_bytes;         /* most bytes waiting to be sent; 0: 64 MiB */
 };
 
 enum mr_rpc_state {
-	MR_RPC_OK = 0,        /* the call finished with gRPC status OK */
-	MR_RPC_FAILED = 1,    /* finished with another status (see code, details) */
+	MR_RPC_OK = 0,     /* the call finished with gRPC status OK */
+	MR_RPC_FAILED = 1, /* finished with another status (see code, details) */
 };
 
 struct mr_rpc_result {
@@ -259,7 +259,7 @@ struct mr_rpc_result {
 struct mr_transport_stats {
 	uint64_t calls_started, calls_ok, calls_failed, calls_dropped;
 	uint64_t messages_sent, bytes_sent, bytes_queued;
-	int32_t connected;    /* 1 when the channel is READY */
+	int32_t connected; /* 1 when the channel is READY */
 };
 
 mr_transport *mr_transport_open(const struct mr_transport_opts *o, char *err, size_t errlen);

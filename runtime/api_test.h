@@ -27,8 +27,8 @@ int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id,
 int mr_profile_frame_add(mr_profile *p, const struct mr_frame *f, uint32_t *id, char *err, size_t errlen);
 /* Adds count/nanos to the sample with this pid, comm and stack (frame ids,
  * leaf first), creating it when new. */
-int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames, uint32_t depth,
-			  uint64_t count, uint64_t nanos, char *err, size_t errlen);
+int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames,
+			  uint32_t depth, uint64_t count, uint64_t nanos, char *err, size_t errlen);
 uint32_t mr_profile_frame_count(const mr_profile *p);
 uint32_t mr_profile_module_count(const mr_profile *p);
 const struct mr_module *mr_profile_modules(const mr_profile *p);
@@ -46,11 +46,11 @@ struct mr_symbol {
 };
 
 struct mr_symbolizer_stats {
-	uint64_t files_parsed;     /* ELF files whose symbols were loaded */
-	uint64_t file_cache_hits;  /* lookups answered by an already parsed file */
-	uint64_t processes;        /* processes whose mappings are known */
-	uint64_t maps_reads;       /* reads of /proc/PID/maps */
-	uint64_t unresolved;       /* addresses left without a symbol */
+	uint64_t files_parsed;    /* ELF files whose symbols were loaded */
+	uint64_t file_cache_hits; /* lookups answered by an already parsed file */
+	uint64_t processes;       /* processes whose mappings are known */
+	uint64_t maps_reads;      /* reads of /proc/PID/maps */
+	uint64_t unresolved;      /* addresses left without a symbol */
 };
 
 mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen);
@@ -66,8 +66,8 @@ int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, struct m
 int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out, char *err,
 				 size_t errlen);
 /* Resolves a file offset of an ELF file directly. */
-int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset, struct mr_symbol *out,
-			       char *err, size_t errlen);
+int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
+			       struct mr_symbol *out, char *err, size_t errlen);
 void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out);
 
 /* ------------------------------------------------------------- data plane */
@@ -115,7 +115,8 @@ uint32_t mr_data_plane_peek(mr_data_plane *d, uint32_t stream, uint32_t max, uin
 void mr_data_plane_release(mr_data_plane *d, uint32_t stream, uint32_t n);
 /* Benchmark baseline: pops everything queued and counts events per pid in C. */
 uint64_t mr_data_plane_drain_in_c(mr_data_plane *d, uint32_t stream);
-void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream, struct mr_data_plane_stream_stats *out);
+void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
+				struct mr_data_plane_stream_stats *out);
 /* Stops the thread, detaches every program, frees everything. */
 void mr_data_plane_close(mr_data_plane *d);
 
@@ -131,8 +132,8 @@ void mr_metrics_free(mr_metrics *m);
 /* Returns the id of the series (creating it and, when new, its metric):
  * -EINVAL for a bad name or labels or a type clash with an existing metric
  * of that name, -ENOMEM. */
-int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help, const char *labels,
-			  char *err, size_t errlen);
+int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help,
+			  const char *labels, char *err, size_t errlen);
 void mr_metrics_add(mr_metrics *m, int32_t series, double v);     /* counters, gauges */
 void mr_metrics_set(mr_metrics *m, int32_t series, double v);     /* gauges */
 void mr_metrics_observe(mr_metrics *m, int32_t series, double v); /* histograms */

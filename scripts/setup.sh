@@ -12,6 +12,7 @@ packages=(
   libevent-dev libgrpc-dev protobuf-compiler-grpc
   python3-grpcio python3-protobuf
   golang-go linux-perf libc6-dbg time util-linux libxml2-utils curl openssl
+  clang-format lua-check
 )
 
 missing=()

@@ -103,7 +103,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 		a->stopping = 1;
 		if (mr_script_set_stop(a->scripts) && event_base_loopexit(a->base, &grace) == 0) {
-			mr_log(MR_LEVEL_INFO, "agent", "letting the scripts finish (up to %d s; signal again to stop now)",
+			mr_log(MR_LEVEL_INFO, "agent",
+			       "letting the scripts finish (up to %d s; signal again to stop now)",
 			       STOP_GRACE_S);
 			return;
 		}
@@ -223,8 +224,8 @@ static int run(struct agent *a, char *err, size_t errlen)
 		return rc;
 	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
 	if (a->http)
-		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u", (int)getpid(),
-		       (unsigned)mr_http_port(a->http));
+		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u",
+		       (int)getpid(), (unsigned)mr_http_port(a->http));
 	else
 		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), no HTTP endpoint", (int)getpid());
 	if (event_base_dispatch(a->base) < 0) {

@@ -14,7 +14,8 @@ static int32_t read_pid(const char *pid_file, char *err, size_t errlen)
 	int pid = 0, ok;
 
 	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s (is the agent running?)", pid_file, strerror(errno));
+		snprintf(err, errlen, "cannot read %s: %s (is the agent running?)", pid_file,
+			 strerror(errno));
 		return -ENOENT;
 	}
 	ok = fscanf(f, "%d", &pid) == 1 && pid > 0;

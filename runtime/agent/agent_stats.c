@@ -21,10 +21,13 @@ static int init_stream(struct mr_stream_series *s, mr_metrics *m, const char *na
 	snprintf(l, sizeof(l), "stream=\"%s\"", name);
 	snprintf(q, sizeof(q), "stream=\"%s\",reason=\"queue_full\"", name);
 	snprintf(k, sizeof(k), "stream=\"%s\",reason=\"kernel_ring_full\"", name);
-	s->received = series(m, MR_COUNTER, "moonrover_events_received_total", "Events read from the kernel", l);
-	s->delivered = series(m, MR_COUNTER, "moonrover_events_delivered_total", "Events handed to the scripts", l);
-	s->dropped_queue = series(m, MR_COUNTER, "moonrover_events_dropped_total",
-				  "Events lost, by reason: the queue in front of Lua or the kernel ring was full", q);
+	s->received = series(m, MR_COUNTER, "moonrover_events_received_total", "Events read from the kernel",
+			     l);
+	s->delivered = series(m, MR_COUNTER, "moonrover_events_delivered_total",
+			      "Events handed to the scripts", l);
+	s->dropped_queue =
+		series(m, MR_COUNTER, "moonrover_events_dropped_total",
+		       "Events lost, by reason: the queue in front of Lua or the kernel ring was full", q);
 	s->dropped_kernel = series(m, MR_COUNTER, "moonrover_events_dropped_total", NULL, k);
 	s->queued = series(m, MR_GAUGE, "moonrover_events_queued", "Events waiting for the scripts", l);
 	s->batch_seconds = series(m, MR_HISTOGRAM, "moonrover_batch_seconds",
@@ -56,7 +59,8 @@ void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, double sec
 		mr_metrics_observe(st->metrics, st->streams[stream].batch_seconds, seconds);
 }
 
-static void sync_stream(struct mr_agent_stats *st, struct mr_stream_series *s, const struct mr_data_plane_stream_stats *now)
+static void sync_stream(struct mr_agent_stats *st, struct mr_stream_series *s,
+			const struct mr_data_plane_stream_stats *now)
 {
 	mr_metrics *m = st->metrics;
 
@@ -74,12 +78,13 @@ static void set_health(const struct mr_script_set *h, mr_http *http, size_t acti
 
 	if (!http)
 		return;
-	snprintf(text, sizeof(text), "ok\nscripts: %zu active, %zu disabled\nlast reload: %s%s\n", active, disabled,
-		 h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
+	snprintf(text, sizeof(text), "ok\nscripts: %zu active, %zu disabled\nlast reload: %s%s\n", active,
+		 disabled, h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
 	mr_http_set_health(http, 1, text);
 }
 
-void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const struct mr_script_set *h, mr_http *http)
+void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const struct mr_script_set *h,
+			 mr_http *http)
 {
 	struct mr_data_plane_stream_stats now;
 	size_t disabled = 0;

@@ -26,6 +26,7 @@ int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_
 			const char *const names[MR_STREAM_COUNT]);
 void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, double seconds);
 /* Brings the counters up to date and sets the health text. */
-void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const struct mr_script_set *h, mr_http *http);
+void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const struct mr_script_set *h,
+			 mr_http *http);
 
 #endif

@@ -58,7 +58,7 @@ static int grow(struct mr_hash_index *h)
 }
 
 uint32_t mr_hash_index_find(const struct mr_hash_index *h, uint32_t hash, mr_hash_index_equal_fn equal,
-		      const void *ctx)
+			    const void *ctx)
 {
 	size_t i;
 

@@ -11,10 +11,10 @@
 #include "base/hash_index.h"
 
 struct mr_intern {
-	char *text;       /* every string, NUL-terminated, back to back */
+	char *text; /* every string, NUL-terminated, back to back */
 	size_t text_len;
 	size_t text_cap;
-	size_t *offsets;  /* offsets[id]: where string id starts in text */
+	size_t *offsets; /* offsets[id]: where string id starts in text */
 	size_t count;
 	size_t offsets_cap;
 	struct mr_hash_index index;

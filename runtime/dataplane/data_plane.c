@@ -45,8 +45,10 @@ static int normalize(struct mr_data_plane_opts *o, char *err, size_t errlen)
 	}
 	if (o->queue_capacity > MAX_QUEUE_CAPACITY || o->ring_bytes > MAX_RING_BYTES ||
 	    o->drain_ms > MAX_DRAIN_MS) {
-		snprintf(err, errlen, "invalid data plane options: queue_capacity at most %u, ring_bytes at "
-			 "most %u, drain_ms at most %u", MAX_QUEUE_CAPACITY, MAX_RING_BYTES, MAX_DRAIN_MS);
+		snprintf(err, errlen,
+			 "invalid data plane options: queue_capacity at most %u, ring_bytes at "
+			 "most %u, drain_ms at most %u",
+			 MAX_QUEUE_CAPACITY, MAX_RING_BYTES, MAX_DRAIN_MS);
 		return -EINVAL;
 	}
 	o->queue_capacity = round_up_pow2(o->queue_capacity ? o->queue_capacity : DEFAULT_QUEUE_CAPACITY);

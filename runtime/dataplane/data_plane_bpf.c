@@ -41,8 +41,10 @@ static int choose_exit_program(struct process_bpf *s, char *err, size_t errlen)
 	int e;
 
 	if (n < 0) {
-		snprintf(err, errlen, "cannot find the sched_process_exit tracepoint in the kernel's BTF "
-			 "(/sys/kernel/btf/vmlinux): %s", strerror(-n));
+		snprintf(err, errlen,
+			 "cannot find the sched_process_exit tracepoint in the kernel's BTF "
+			 "(/sys/kernel/btf/vmlinux): %s",
+			 strerror(-n));
 		return n;
 	}
 	e = bpf_program__set_autoload(s->progs.on_exit, n >= 2);
@@ -140,12 +142,13 @@ int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen)
 	d->attached = 1;
 	e = attach_one(p->progs.on_exec, &p->links.on_exec, "tp_btf/sched_process_exec", err, errlen);
 	e = e ?: attach_one(p->progs.on_fork, &p->links.on_fork, "tp_btf/sched_process_fork", err, errlen);
-	e = e ?: attach_one(leader ? p->progs.on_exit_leader : p->progs.on_exit,
-			    leader ? &p->links.on_exit_leader : &p->links.on_exit, "tp_btf/sched_process_exit",
-			    err, errlen);
+	e = e
+		    ?: attach_one(leader ? p->progs.on_exit_leader : p->progs.on_exit,
+				  leader ? &p->links.on_exit_leader : &p->links.on_exit,
+				  "tp_btf/sched_process_exit", err, errlen);
 	if (!e && d->bench)
-		e = attach_one(d->bench->progs.on_sys_enter, &d->bench->links.on_sys_enter, "raw_tp/sys_enter",
-			       err, errlen);
+		e = attach_one(d->bench->progs.on_sys_enter, &d->bench->links.on_sys_enter,
+			       "raw_tp/sys_enter", err, errlen);
 	return e;
 }
 

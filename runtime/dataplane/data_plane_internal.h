@@ -21,14 +21,14 @@ struct mr_pid_table;
 struct mr_data_plane {
 	struct mr_data_plane_opts opts; /* with defaults applied and sizes rounded */
 	struct process_bpf *process;
-	struct bench_bpf *bench;        /* only with MR_DATA_PLANE_BENCH */
-	struct ring_buffer *rings;      /* one manager for every stream's ring */
-	int ring_fds[MR_STREAM_COUNT];  /* -1 for a stream that is off */
+	struct bench_bpf *bench;                       /* only with MR_DATA_PLANE_BENCH */
+	struct ring_buffer *rings;                     /* one manager for every stream's ring */
+	int ring_fds[MR_STREAM_COUNT];                 /* -1 for a stream that is off */
 	struct mr_spsc_queue *queues[MR_STREAM_COUNT]; /* NULL for a stream that is off */
-	struct mr_pid_table *tally;     /* mr_data_plane_drain_in_c's counts */
-	int notify_fd;                  /* eventfd: a queue got events */
-	int stop_fd;                    /* eventfd: the thread must stop */
-	int epoll_fd;                   /* the thread waits on the rings and stop_fd */
+	struct mr_pid_table *tally;                    /* mr_data_plane_drain_in_c's counts */
+	int notify_fd;                                 /* eventfd: a queue got events */
+	int stop_fd;                                   /* eventfd: the thread must stop */
+	int epoll_fd;                                  /* the thread waits on the rings and stop_fd */
 	atomic_int stop;
 	pthread_t thread;
 	int thread_running;

@@ -78,7 +78,8 @@ uint64_t mr_data_plane_drain_in_c(mr_data_plane *d, uint32_t stream)
 	return total;
 }
 
-void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream, struct mr_data_plane_stream_stats *out)
+void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
+				struct mr_data_plane_stream_stats *out)
 {
 	struct mr_spsc_queue *q = queue_of(d, stream);
 	struct mr_spsc_queue_counts c;

@@ -28,8 +28,7 @@ static int open_by_build_id(const char *root, const struct mr_elf_info *info)
 	if (info->build_id_len < 2)
 		return -ENOENT;
 	mr_elf_info_build_id_hex(info, hex, sizeof(hex));
-	n = snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", root, DEBUG_ROOT, hex,
-		     hex + 2);
+	n = snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", root, DEBUG_ROOT, hex, hex + 2);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	return open_candidate(path);

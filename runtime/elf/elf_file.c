@@ -55,8 +55,8 @@ static void read_build_id(Elf_Data *d, struct mr_elf_info *out)
 
 	while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 &&
-		    nh.n_descsz > 0 && nh.n_descsz <= MR_BUILD_ID_MAX) {
+		    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+		    nh.n_descsz <= MR_BUILD_ID_MAX) {
 			memcpy(out->build_id, (const char *)d->d_buf + desc_off, nh.n_descsz);
 			out->build_id_len = nh.n_descsz;
 			return;

@@ -20,10 +20,10 @@ struct mr_elf_info {
 	struct mr_elf_segment *segs;
 	size_t nsegs;
 	unsigned char build_id[MR_BUILD_ID_MAX];
-	size_t build_id_len;     /* 0 when the file has none */
-	char *debuglink;         /* .gnu_debuglink file name, NULL when none */
+	size_t build_id_len; /* 0 when the file has none */
+	char *debuglink;     /* .gnu_debuglink file name, NULL when none */
 	uint32_t debuglink_crc;
-	int has_symtab;          /* a non-empty .symtab is present */
+	int has_symtab; /* a non-empty .symtab is present */
 };
 
 /* Starts reading fd as an ELF file. 0, or -ENOEXEC when it is not one. */

@@ -22,8 +22,10 @@ int mr_kernel_btf_check(char *detail, size_t len)
 		return 0;
 	}
 	e = errno;
-	snprintf(detail, len, "this kernel has no usable BTF (" VMLINUX_BTF ": %s); moonrover needs a kernel "
-		 "built with CONFIG_DEBUG_INFO_BTF=y", strerror(e));
+	snprintf(detail, len,
+		 "this kernel has no usable BTF (" VMLINUX_BTF ": %s); moonrover needs a kernel "
+		 "built with CONFIG_DEBUG_INFO_BTF=y",
+		 strerror(e));
 	return -e;
 }
 

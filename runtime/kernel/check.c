@@ -82,8 +82,9 @@ static int check_kallsyms(char *detail, size_t len)
 	for (int i = 0; i < 64 && fgets(line, sizeof(line), f); i++)
 		nonzero |= sscanf(line, "%llx", &addr) == 1 && addr != 0;
 	fclose(f);
-	snprintf(detail, len, nonzero ? "/proc/kallsyms shows addresses"
-				      : "/proc/kallsyms shows only zero addresses (kptr_restrict or not root)");
+	snprintf(detail, len,
+		 nonzero ? "/proc/kallsyms shows addresses"
+			 : "/proc/kallsyms shows only zero addresses (kptr_restrict or not root)");
 	return nonzero;
 }
 
@@ -159,7 +160,8 @@ static int check_tracepoint(char *detail, size_t len)
 		return 0;
 	ok = attach_and_trigger("probe_tracepoint", call_getppid, detail, len);
 	if (ok && mounted)
-		snprintf(detail, len, "fired (tracefs was not mounted: moonrover mounted it at /sys/kernel/tracing)");
+		snprintf(detail, len,
+			 "fired (tracefs was not mounted: moonrover mounted it at /sys/kernel/tracing)");
 	return ok;
 }
 
@@ -192,8 +194,9 @@ static int check_ringbuf(char *detail, size_t len)
 		call_getppid();
 		ring_buffer__consume(rb);
 	}
-	snprintf(detail, len, events > 0 ? "events delivered through a ring buffer"
-				       : "ring buffer unavailable: %s", strerror(errno));
+	snprintf(detail, len,
+		 events > 0 ? "events delivered through a ring buffer" : "ring buffer unavailable: %s",
+		 strerror(errno));
 	bpf_link__destroy(link);
 	ring_buffer__free(rb);
 	probe_bpf__destroy(skel);
@@ -212,8 +215,11 @@ static int spin_until_hit(const volatile __u64 *hits)
 
 static int check_perf_event(char *detail, size_t len)
 {
-	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
-					.config = PERF_COUNT_SW_CPU_CLOCK, .freq = 1, .sample_freq = 999 };
+	struct perf_event_attr attr = { .size = sizeof(attr),
+					.type = PERF_TYPE_SOFTWARE,
+					.config = PERF_COUNT_SW_CPU_CLOCK,
+					.freq = 1,
+					.sample_freq = 999 };
 	struct bpf_program *prog;
 	struct probe_bpf *skel = load_one("probe_perf_event", &prog, detail, len);
 	struct bpf_link *link = NULL;
@@ -231,7 +237,8 @@ static int check_perf_event(char *detail, size_t len)
 	if (!link)
 		close(fd);
 	ok = link && spin_until_hit(&skel->bss->hits);
-	snprintf(detail, len, ok ? "cpu-clock samples reach a BPF program" : "no sample reached the program: %s",
+	snprintf(detail, len,
+		 ok ? "cpu-clock samples reach a BPF program" : "no sample reached the program: %s",
 		 strerror(errno));
 	bpf_link__destroy(link);
 	probe_bpf__destroy(skel);
@@ -268,9 +275,14 @@ static const struct {
 	const char *name;
 	check_fn fn;
 } checks[] = {
-	{ "root", check_root },		  { "btf", check_btf },		{ "perf_event", check_perf_event },
-	{ "tracepoint", check_tracepoint }, { "tp_btf", check_tp_btf }, { "uprobe", check_uprobe },
-	{ "ringbuf", check_ringbuf },	  { "kallsyms", check_kallsyms },
+	{ "root", check_root },
+	{ "btf", check_btf },
+	{ "perf_event", check_perf_event },
+	{ "tracepoint", check_tracepoint },
+	{ "tp_btf", check_tp_btf },
+	{ "uprobe", check_uprobe },
+	{ "ringbuf", check_ringbuf },
+	{ "kallsyms", check_kallsyms },
 };
 
 int mr_kernel_check(const char *feature, char *detail, size_t len)

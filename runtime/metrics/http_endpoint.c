@@ -24,8 +24,8 @@ enum {
 	HTTP_MAX_BODY = 4096,
 	HTTP_TIMEOUT_S = 10,
 	HTTP_ANY_METHOD = EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
-			  EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
-			  EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH,
+			  EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
+			  EVHTTP_REQ_PATCH,
 };
 
 static const char METRICS_TYPE[] = "text/plain; version=0.0.4; charset=utf-8";
@@ -105,7 +105,8 @@ static void handle(struct evhttp_request *req, void *arg)
 /* Resolves host the way the listener will, for a clear message when it cannot. */
 static int check_host(const char *host, const char *address, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE };
 	struct addrinfo *ai = NULL;
 	int rc = getaddrinfo(host, NULL, &hints, &ai);
@@ -138,8 +139,7 @@ static int listen_on(struct mr_http *h, const char *address, char *err, size_t e
 	struct evhttp_bound_socket *sock;
 
 	if (mr_host_port_parse(address, host, sizeof(host), &port) != 0) {
-		snprintf(err, errlen, "cannot listen on %s: expected host:port or [ipv6]:port",
-			 address);
+		snprintf(err, errlen, "cannot listen on %s: expected host:port or [ipv6]:port", address);
 		return -EINVAL;
 	}
 	if (check_host(host, address, err, errlen))

@@ -19,8 +19,7 @@
 #include "metrics/metrics_internal.h"
 
 const double mr_metrics_bucket_bounds[MR_METRICS_BUCKETS - 1] = {
-	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-	0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 };
 
 const char *const mr_metrics_type_names[MR_HISTOGRAM + 1] = { "counter", "gauge", "histogram" };
@@ -70,7 +69,8 @@ void mr_metrics_free(mr_metrics *m)
 
 static uint32_t name_hash(const char *base, size_t base_len, const char *suffix)
 {
-	return mr_hash_finish(mr_hash_bytes(mr_hash_bytes(MR_HASH_SEED, base, base_len), suffix, strlen(suffix)));
+	return mr_hash_finish(
+		mr_hash_bytes(mr_hash_bytes(MR_HASH_SEED, base, base_len), suffix, strlen(suffix)));
 }
 
 static int name_equal(const void *ctx, uint32_t id)
@@ -81,8 +81,7 @@ static int name_equal(const void *ctx, uint32_t id)
 	return strncmp(name, k->base, k->base_len) == 0 && strcmp(name + k->base_len, k->suffix) == 0;
 }
 
-static uint32_t find_metric(const mr_metrics *m, const char *base, size_t base_len,
-			    const char *suffix)
+static uint32_t find_metric(const mr_metrics *m, const char *base, size_t base_len, const char *suffix)
 {
 	struct name_key key = { .m = m, .base = base, .base_len = base_len, .suffix = suffix };
 
@@ -91,8 +90,7 @@ static uint32_t find_metric(const mr_metrics *m, const char *base, size_t base_l
 
 /* Checks that the sample names a new metric exposes (name, or name_bucket,
  * _sum and _count for a histogram) are not exposed by another metric. */
-static int check_exposed_names(const mr_metrics *m, uint32_t type, const char *name, char *err,
-			       size_t errlen)
+static int check_exposed_names(const mr_metrics *m, uint32_t type, const char *name, char *err, size_t errlen)
 {
 	size_t len = strlen(name);
 	size_t i;
@@ -109,8 +107,8 @@ static int check_exposed_names(const mr_metrics *m, uint32_t type, const char *n
 			continue;
 		if (other != MR_HASH_NONE &&
 		    (type == MR_HISTOGRAM || m->metrics[other].type == MR_HISTOGRAM)) {
-			snprintf(err, errlen, "metric \"%s\" clashes with the samples of %s \"%s\"",
-				 name, mr_metrics_type_names[m->metrics[other].type],
+			snprintf(err, errlen, "metric \"%s\" clashes with the samples of %s \"%s\"", name,
+				 mr_metrics_type_names[m->metrics[other].type],
 				 mr_intern_get(&m->strings, m->metrics[other].name));
 			return -EINVAL;
 		}
@@ -192,8 +190,8 @@ static uint32_t add_series(mr_metrics *m, uint32_t metric, const char *labels, u
 	return id;
 }
 
-static int check_arguments(uint32_t type, const char *name, const char *help, const char *labels,
-			   char *err, size_t errlen)
+static int check_arguments(uint32_t type, const char *name, const char *help, const char *labels, char *err,
+			   size_t errlen)
 {
 	if (type > MR_HISTOGRAM)
 		return mr_error(err, errlen, -EINVAL, "invalid metric type %u", type);
@@ -206,8 +204,8 @@ static int check_arguments(uint32_t type, const char *name, const char *help, co
 
 /* Finds the metric called name, creating it when new: 0, or -EINVAL when it
  * has another type or clashes with another's samples, or -ENOMEM. */
-static int metric_for(mr_metrics *m, uint32_t type, const char *name, const char *help, uint32_t *id, char *err,
-		      size_t errlen)
+static int metric_for(mr_metrics *m, uint32_t type, const char *name, const char *help, uint32_t *id,
+		      char *err, size_t errlen)
 {
 	*id = find_metric(m, name, strlen(name), "");
 	if (*id != MR_HASH_NONE && m->metrics[*id].type != type)
@@ -247,7 +245,8 @@ static int32_t series_for(mr_metrics *m, uint32_t type, const char *name, const 
 	if (id == MR_HASH_NONE)
 		id = add_series(m, key.metric, labels, hash);
 	if (id == MR_HASH_NONE)
-		return mr_error(err, errlen, -ENOMEM, "cannot add a series to metric \"%s\": out of memory", name);
+		return mr_error(err, errlen, -ENOMEM, "cannot add a series to metric \"%s\": out of memory",
+				name);
 	return (int32_t)id;
 }
 

@@ -115,8 +115,8 @@ static void put_sample(struct text *t, const char *name, const char *suffix, con
 	put(t, "\n", 1);
 }
 
-static void put_histogram(struct text *t, const char *name, const char *labels,
-			  const struct histogram *h, double sum)
+static void put_histogram(struct text *t, const char *name, const char *labels, const struct histogram *h,
+			  double sum)
 {
 	char bound[NUMBER_MAX], le[NUMBER_MAX + 8], value[NUMBER_MAX];
 	uint64_t cumulative = 0;

@@ -102,8 +102,8 @@ int mr_pprof_gzip_open(struct mr_pprof_gzip *g, const char *path)
 		release(g);
 		return -ENOMEM;
 	}
-	rc = deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, GZIP_WINDOW_BITS,
-			  GZIP_MEM_LEVEL, Z_DEFAULT_STRATEGY);
+	rc = deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, GZIP_WINDOW_BITS, GZIP_MEM_LEVEL,
+			  Z_DEFAULT_STRATEGY);
 	if (rc != Z_OK) {
 		release(g);
 		return rc == Z_MEM_ERROR ? -ENOMEM : -EINVAL;

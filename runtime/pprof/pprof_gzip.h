@@ -11,10 +11,10 @@ struct mr_pprof_gzip {
 	const char *path; /* the target, owned by the caller */
 	char *tmp_path;
 	int fd;
-	int error;        /* first negative errno met while writing, or 0 */
+	int error; /* first negative errno met while writing, or 0 */
 	z_stream z;
 	int z_ready;
-	unsigned char *in;  /* input gathered before each deflate call */
+	unsigned char *in; /* input gathered before each deflate call */
 	size_t in_len;
 	unsigned char *out;
 };

@@ -6,8 +6,7 @@
 #include "base/grow_array.h"
 #include "pprof/pprof_message.h"
 
-static int set_value_type(Pprof__ValueType *t, struct mr_intern *strings, const char *type,
-			  const char *unit)
+static int set_value_type(Pprof__ValueType *t, struct mr_intern *strings, const char *type, const char *unit)
 {
 	uint32_t type_id = mr_intern_add(strings, type);
 	uint32_t unit_id = mr_intern_add(strings, unit);
@@ -69,8 +68,7 @@ static void attach_parts(struct mr_pprof_message *m)
 	pr->sample = m->samples.sample_ptrs;
 }
 
-int mr_pprof_message_build(struct mr_pprof_message *m, const mr_profile *p,
-			const struct mr_pprof_options *o)
+int mr_pprof_message_build(struct mr_pprof_message *m, const mr_profile *p, const struct mr_pprof_options *o)
 {
 	int err;
 

@@ -10,15 +10,15 @@
 #include "profile.pb-c.h"
 
 struct mr_pprof_options {
-	int off_cpu;          /* sample types off_cpu/nanoseconds instead of cpu/ */
-	uint64_t period_ns;   /* sampling period of on-CPU profiles */
+	int off_cpu;        /* sample types off_cpu/nanoseconds instead of cpu/ */
+	uint64_t period_ns; /* sampling period of on-CPU profiles */
 	uint64_t duration_ns;
-	int64_t time_ns;      /* collection time, nanoseconds since the Unix epoch */
+	int64_t time_ns; /* collection time, nanoseconds since the Unix epoch */
 };
 
 struct mr_pprof_message {
 	Pprof__Profile profile;
-	Pprof__ValueType types[2];        /* samples/count, then the time type */
+	Pprof__ValueType types[2]; /* samples/count, then the time type */
 	Pprof__ValueType *type_ptrs[2];
 	struct mr_intern strings;
 	char **string_table;
@@ -27,8 +27,7 @@ struct mr_pprof_message {
 };
 
 /* Returns 0 or -ENOMEM; call mr_pprof_message_free() either way. */
-int mr_pprof_message_build(struct mr_pprof_message *m, const mr_profile *p,
-			const struct mr_pprof_options *o);
+int mr_pprof_message_build(struct mr_pprof_message *m, const mr_profile *p, const struct mr_pprof_options *o);
 void mr_pprof_message_free(struct mr_pprof_message *m);
 
 #endif

@@ -13,7 +13,7 @@ struct sample_input {
 	struct mr_intern *strings;
 	const mr_profile *p;
 	const uint64_t *comm_location;
-	int64_t pid_key;  /* string ids of the label keys */
+	int64_t pid_key; /* string ids of the label keys */
 	int64_t comm_key;
 	size_t next_location; /* where the next sample's location ids start */
 };
@@ -33,14 +33,13 @@ static int allocate(struct mr_pprof_samples *s, const mr_profile *p)
 	s->values = mr_zeroed_array(s->nsamples * VALUES_PER_SAMPLE, sizeof(*s->values));
 	s->labels = mr_zeroed_array(s->nsamples * LABELS_PER_SAMPLE, sizeof(*s->labels));
 	s->label_ptrs = mr_zeroed_array(s->nsamples * LABELS_PER_SAMPLE, sizeof(*s->label_ptrs));
-	if (!s->samples || !s->sample_ptrs || !s->location_ids || !s->values || !s->labels ||
-	    !s->label_ptrs)
+	if (!s->samples || !s->sample_ptrs || !s->location_ids || !s->values || !s->labels || !s->label_ptrs)
 		return -ENOMEM;
 	return 0;
 }
 
-static void set_labels(struct mr_pprof_samples *s, size_t i, const struct sample_input *in,
-		       uint32_t pid, int64_t comm)
+static void set_labels(struct mr_pprof_samples *s, size_t i, const struct sample_input *in, uint32_t pid,
+		       int64_t comm)
 {
 	Pprof__Label *pid_label = &s->labels[i * LABELS_PER_SAMPLE];
 	Pprof__Label *comm_label = pid_label + 1;
@@ -84,7 +83,7 @@ static int set_sample(struct mr_pprof_samples *s, size_t i, struct sample_input 
 }
 
 int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p,
-			const uint64_t *comm_location)
+			   const uint64_t *comm_location)
 {
 	struct sample_input in = {
 		.strings = strings,

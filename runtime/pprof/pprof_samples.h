@@ -21,7 +21,7 @@ struct mr_pprof_samples {
 /* comm_location maps a comm's profile string id to its root location id.
  * Returns 0 or -ENOMEM; call mr_pprof_samples_free() either way. */
 int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p,
-			const uint64_t *comm_location);
+			   const uint64_t *comm_location);
 void mr_pprof_samples_free(struct mr_pprof_samples *s);
 
 #endif

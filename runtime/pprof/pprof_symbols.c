@@ -25,7 +25,8 @@ static int function_equal(const void *ctx, uint32_t id)
 static uint64_t function_id(struct mr_pprof_symbols *s, int64_t name, int64_t filename)
 {
 	struct function_key key = { .functions = s->functions, .name = name, .filename = filename };
-	uint32_t hash = mr_hash_finish(mr_hash_word(mr_hash_word(MR_HASH_SEED, (uint64_t)name), (uint64_t)filename));
+	uint32_t hash = mr_hash_finish(
+		mr_hash_word(mr_hash_word(MR_HASH_SEED, (uint64_t)name), (uint64_t)filename));
 	uint32_t idx = mr_hash_index_find(&s->function_index, hash, function_equal, &key);
 	Pprof__Function *f;
 
@@ -74,8 +75,8 @@ static int allocate(struct mr_pprof_symbols *s, size_t nmodules)
 	s->location_ptrs = mr_zeroed_array(s->nlocations, sizeof(*s->location_ptrs));
 	s->lines = mr_zeroed_array(s->nlocations, sizeof(*s->lines));
 	s->line_ptrs = mr_zeroed_array(s->nlocations, sizeof(*s->line_ptrs));
-	if (!s->mappings || !s->mapping_ptrs || !s->functions || !s->function_ptrs ||
-	    !s->locations || !s->location_ptrs || !s->lines || !s->line_ptrs)
+	if (!s->mappings || !s->mapping_ptrs || !s->functions || !s->function_ptrs || !s->locations ||
+	    !s->location_ptrs || !s->lines || !s->line_ptrs)
 		return -ENOMEM;
 	return 0;
 }
@@ -109,7 +110,7 @@ static int build_mappings(struct mr_pprof_symbols *s, struct mr_intern *strings,
 
 		if (m && frames[i].address >= m->memory_limit)
 			m->memory_limit = frames[i].address == UINT64_MAX ? UINT64_MAX
-									: frames[i].address + 1;
+									  : frames[i].address + 1;
 	}
 	return 0;
 }
@@ -138,8 +139,7 @@ static int add_location(struct mr_pprof_symbols *s, size_t idx, int64_t name, in
 	return 0;
 }
 
-static int build_frame_locations(struct mr_pprof_symbols *s, struct mr_intern *strings,
-				 const mr_profile *p)
+static int build_frame_locations(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p)
 {
 	const struct mr_frame *frames = mr_profile_frames(p);
 	uint32_t nframes = mr_profile_frame_count(p);
@@ -157,8 +157,7 @@ static int build_frame_locations(struct mr_pprof_symbols *s, struct mr_intern *s
 	return 0;
 }
 
-static int build_comm_locations(struct mr_pprof_symbols *s, struct mr_intern *strings,
-				const mr_profile *p)
+static int build_comm_locations(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p)
 {
 	size_t comm;
 

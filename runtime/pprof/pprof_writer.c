@@ -30,7 +30,7 @@ static int fail(int rc, const char *path, char *err, size_t errlen)
 
 	if (err && errlen)
 		(void)snprintf(err, errlen, "cannot write %s: %s", path ? path : "(null)",
-			 strerror_r(-rc, reason, sizeof(reason)));
+			       strerror_r(-rc, reason, sizeof(reason)));
 	return rc;
 }
 

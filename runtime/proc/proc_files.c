@@ -24,8 +24,8 @@
 #define NS_PER_SEC 1000000000ull
 #define STAT_MAX 1024
 
-static const char *const READABLE[] = {"cmdline", "comm", "cgroup", "stat", "status", "environ", NULL};
-static const char *const LINKS[] = {"exe", "cwd", NULL};
+static const char *const READABLE[] = { "cmdline", "comm", "cgroup", "stat", "status", "environ", NULL };
+static const char *const LINKS[] = { "exe", "cwd", NULL };
 
 static int is_one_of(const char *name, const char *const *set)
 {
@@ -68,13 +68,14 @@ static int32_t entry_pid(const struct dirent *d)
  * be more: the caller retries with more room. */
 static int32_t list_failed(int32_t rc, char *err, size_t errlen)
 {
-	return mr_error(err, errlen, rc, "cannot list the processes in %s: %s", mr_proc_root(), strerror(-rc));
+	return mr_error(err, errlen, rc, "cannot list the processes in %s: %s", mr_proc_root(),
+			strerror(-rc));
 }
 
 static int32_t read_failed(int32_t rc, int32_t pid, const char *file, char *err, size_t errlen)
 {
-	return mr_error(err, errlen, rc, "cannot read %s/%d/%s: %s", mr_proc_root(), (int)pid, file ? file : "(null)",
-			strerror(-rc));
+	return mr_error(err, errlen, rc, "cannot read %s/%d/%s: %s", mr_proc_root(), (int)pid,
+			file ? file : "(null)", strerror(-rc));
 }
 
 int32_t mr_proc_list(int32_t *pids, uint32_t max, char *err, size_t errlen)
@@ -206,8 +207,7 @@ uint64_t mr_proc_start_ns(int32_t pid)
 	long hz = sysconf(_SC_CLK_TCK);
 	uint64_t ticks;
 
-	if (hz <= 0 || read_file(pid, "stat", stat, sizeof(stat)) <= 0 ||
-	    stat_start_ticks(stat, &ticks) != 0)
+	if (hz <= 0 || read_file(pid, "stat", stat, sizeof(stat)) <= 0 || stat_start_ticks(stat, &ticks) != 0)
 		return 0;
 	return ticks / (uint64_t)hz * NS_PER_SEC + ticks % (uint64_t)hz * NS_PER_SEC / (uint64_t)hz;
 }

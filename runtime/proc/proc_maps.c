@@ -34,8 +34,8 @@ int mr_proc_maps_parse_line(const char *line, struct mr_proc_map_entry *out)
 	int pathpos = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &major,
-		   &minor, &inode, &pathpos) < 7)
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &major, &minor,
+		   &inode, &pathpos) < 7)
 		return -EINVAL;
 	if (end <= start || strlen(perms) != 4)
 		return -EINVAL;

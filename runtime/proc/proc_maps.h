@@ -13,9 +13,9 @@ struct mr_proc_map_entry {
 	uint64_t inode;
 	uint32_t dev_major;
 	uint32_t dev_minor;
-	int exec;     /* the mapping is executable */
-	int deleted;  /* the path ended in " (deleted)", which is stripped */
-	char *path;   /* "" for anonymous memory, "[heap]" and the like as shown */
+	int exec;    /* the mapping is executable */
+	int deleted; /* the path ended in " (deleted)", which is stripped */
+	char *path;  /* "" for anonymous memory, "[heap]" and the like as shown */
 };
 
 struct mr_proc_maps {

@@ -50,8 +50,7 @@ static int stack_valid(const struct mr_profile *p, const uint32_t *frames, uint3
 
 /* Makes room, indexes the new sample, and only then stores it, so that a
  * failure leaves the profile as it was. */
-static int sample_append(struct mr_profile *p, const struct sample_key *k, uint32_t hash,
-			 uint32_t *id)
+static int sample_append(struct mr_profile *p, const struct sample_key *k, uint32_t hash, uint32_t *id)
 {
 	struct mr_sample *samples;
 	uint32_t *stack;
@@ -78,8 +77,8 @@ static int sample_append(struct mr_profile *p, const struct sample_key *k, uint3
 	return 0;
 }
 
-int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames, uint32_t depth,
-			  uint64_t count, uint64_t nanos, char *err, size_t errlen)
+int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames,
+			  uint32_t depth, uint64_t count, uint64_t nanos, char *err, size_t errlen)
 {
 	struct sample_key key = { .p = p, .pid = pid, .frames = frames, .depth = depth };
 	uint32_t hash;
@@ -100,7 +99,8 @@ int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const ui
 	if (id == MR_HASH_NONE) {
 		rc = sample_append(p, &key, hash, &id);
 		if (rc) {
-			snprintf(err, errlen, "cannot add a sample: %s", rc == -ENOMEM ? "out of memory" : "profile too large");
+			snprintf(err, errlen, "cannot add a sample: %s",
+				 rc == -ENOMEM ? "out of memory" : "profile too large");
 			return rc;
 		}
 	}

@@ -57,7 +57,7 @@ static int attach_cpu(struct mr_profiler_cpu_clock *s, struct bpf_program *prog,
 }
 
 struct mr_profiler_cpu_clock *mr_profiler_cpu_clock_attach(struct bpf_program *prog, unsigned freq, char *err,
-					       size_t errlen)
+							   size_t errlen)
 {
 	int *cpus = calloc(MAX_CPUS, sizeof(int)), n;
 	struct mr_profiler_cpu_clock *s = NULL;

@@ -11,7 +11,7 @@ struct mr_profiler_cpu_clock;
 /* Attaches prog at freq Hz on each online CPU. On failure returns NULL and
  * writes why into err. */
 struct mr_profiler_cpu_clock *mr_profiler_cpu_clock_attach(struct bpf_program *prog, unsigned freq, char *err,
-					       size_t errlen);
+							   size_t errlen);
 /* Detaches and closes every perf event. */
 void mr_profiler_cpu_clock_detach(struct mr_profiler_cpu_clock *s);
 

@@ -158,8 +158,8 @@ static int attach_sampling(struct mr_profiler *p, char *err, size_t errlen)
 	int e;
 
 	if (!p->opts.off_cpu) {
-		p->sampling = mr_profiler_cpu_clock_attach(p->skel->progs.on_cpu_sample, p->opts.frequency, err,
-						     errlen);
+		p->sampling = mr_profiler_cpu_clock_attach(p->skel->progs.on_cpu_sample, p->opts.frequency,
+							   err, errlen);
 		return p->sampling ? 0 : -EINVAL;
 	}
 	p->switch_link = bpf_program__attach(p->skel->progs.off_cpu_switch);

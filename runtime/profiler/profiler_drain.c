@@ -55,7 +55,8 @@ static int add_frame(struct drain *d, const struct mr_symbol *s, uint32_t *id)
 	}
 	rc = mr_profile_string_add(d->prof, name, &f.name, NULL, 0);
 	if (rc == 0 && s->module)
-		rc = mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "", &f.module, NULL, 0);
+		rc = mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "", &f.module,
+					   NULL, 0);
 	return rc ? rc : mr_profile_frame_add(d->prof, &f, id, NULL, 0);
 }
 
@@ -63,8 +64,9 @@ static int add_frame(struct drain *d, const struct mr_symbol *s, uint32_t *id)
  * ran it; those frames say nothing about the profiled thread. */
 static int is_bpf_frame(const struct mr_symbol *s)
 {
-	return s->name && (strncmp(s->name, "bpf_prog_", 9) == 0 || strncmp(s->name, "bpf_trace_run", 13) == 0 ||
-			   strncmp(s->name, "__bpf_trace_", 12) == 0);
+	return s->name &&
+	       (strncmp(s->name, "bpf_prog_", 9) == 0 || strncmp(s->name, "bpf_trace_run", 13) == 0 ||
+		strncmp(s->name, "__bpf_trace_", 12) == 0);
 }
 
 /* Appends the frames of one stored stack; an address that cannot be
@@ -120,8 +122,8 @@ static int add_sample(struct drain *d, const struct mr_stack_key *k, const struc
 	if (rc != 0)
 		return rc;
 	d->p->stacks_drained++;
-	return mr_profile_sample_add(d->prof, k->pid, comm_of(d, k->pid, comm, sizeof(comm)), d->frames, d->depth,
-				     v->count, nanos, NULL, 0);
+	return mr_profile_sample_add(d->prof, k->pid, comm_of(d, k->pid, comm, sizeof(comm)), d->frames,
+				     d->depth, v->count, nanos, NULL, 0);
 }
 
 /* Collects the keys first: deleting while walking restarts the walk. */

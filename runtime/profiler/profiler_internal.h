@@ -24,7 +24,7 @@ struct mr_profiler {
 	struct bpf_link *exit_link;
 	struct ring_buffer *notices;
 	mr_symbolizer *sym;
-	struct mr_pid_table *comms;  /* pid -> name (MR_COMM_LEN + 1 bytes) */
+	struct mr_pid_table *comms; /* pid -> name (MR_COMM_LEN + 1 bytes) */
 	uint64_t start_ns;
 	uint64_t stacks_drained;
 	int started;

@@ -40,10 +40,12 @@ static void disable(struct mr_script *s)
 	free_timers(s);
 	mr_script_owner_close_all(s);
 	mr_script_set_count(s->set, "moonrover_lua_interrupts_total",
-		      "Lua callbacks interrupted for running past their time budget", s->name, 1);
+			    "Lua callbacks interrupted for running past their time budget", s->name, 1);
 	mr_script_set_count(s->set, "moonrover_lua_states_abandoned_total",
-		      "Lua states left unfreed after an interrupted callback (their memory leaks)", NULL, 1);
-	mr_log(MR_LEVEL_ERROR, s->name, "a callback ran past its budget of %u ms: script disabled until the next successful reload",
+			    "Lua states left unfreed after an interrupted callback (their memory leaks)",
+			    NULL, 1);
+	mr_log(MR_LEVEL_ERROR, s->name,
+	       "a callback ran past its budget of %u ms: script disabled until the next successful reload",
 	       mr_script_budget(s));
 }
 
@@ -57,7 +59,8 @@ static void report_error(struct mr_script *s, const char *msg)
 	uint64_t now = mr_sys_monotonic_ns();
 
 	s->errors++;
-	mr_script_set_count(s->set, "moonrover_lua_errors_total", "Errors raised by Lua callbacks", s->name, 1);
+	mr_script_set_count(s->set, "moonrover_lua_errors_total", "Errors raised by Lua callbacks", s->name,
+			    1);
 	if (s->last_error_log_ns && now - s->last_error_log_ns < ERROR_LOG_INTERVAL_NS) {
 		s->errors_suppressed++;
 		return;

@@ -21,15 +21,15 @@ struct mr_script_timer {
 };
 
 struct mr_script {
-	char *name;               /* file name without .lua */
+	char *name; /* file name without .lua */
 	char *path;
-	struct mr_script_set *set;  
-	lua_State *L;             /* NULL once abandoned or closed */
-	int canary;               /* a trial copy: no timers, no metric updates */
-	int disabled;             /* interrupted: no more calls until a reload */
-	unsigned budget_ms;       /* its own time budget; 0: the agent's */
-	uint32_t streams;         /* bit per subscribed stream */
-	int ref_dispatch;         /* moonrover.agent's entry points, LUA_NOREF when absent */
+	struct mr_script_set *set;
+	lua_State *L;       /* NULL once abandoned or closed */
+	int canary;         /* a trial copy: no timers, no metric updates */
+	int disabled;       /* interrupted: no more calls until a reload */
+	unsigned budget_ms; /* its own time budget; 0: the agent's */
+	uint32_t streams;   /* bit per subscribed stream */
+	int ref_dispatch;   /* moonrover.agent's entry points, LUA_NOREF when absent */
 	int ref_timer;
 	int ref_export;
 	int ref_stop;
@@ -37,7 +37,7 @@ struct mr_script {
 	struct mr_script_timer **timers;
 	size_t ntimers;
 	size_t timers_cap;
-	uint64_t errors;          /* callback errors, for the rate limit of their log */
+	uint64_t errors; /* callback errors, for the rate limit of their log */
 	uint64_t errors_suppressed;
 	uint64_t last_error_log_ns;
 };

@@ -93,7 +93,8 @@ int mr_script_timer(mr_script *s, uint32_t id, double seconds, int32_t repeat, c
 
 	mr_script_watchdog_leave();
 	if (!(seconds >= 0.001 && seconds <= 86400 * 365))
-		rc = mr_error(err, errlen, -EINVAL, "a timer's interval is 0.001 s to one year, not %g s", seconds);
+		rc = mr_error(err, errlen, -EINVAL, "a timer's interval is 0.001 s to one year, not %g s",
+			      seconds);
 	else if (find_timer(s, id, &unused))
 		rc = mr_error(err, errlen, -EEXIST, "timer %u is already set", id);
 	else if (!s->canary && !s->disabled && add_timer(s, id, seconds, repeat != 0) != 0)
@@ -140,8 +141,8 @@ void mr_script_log(mr_script *s, int32_t level, const char *msg)
 	mr_script_watchdog_enter();
 }
 
-int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help,
-			 const char *labels, char *err, size_t errlen)
+int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help, const char *labels,
+			 char *err, size_t errlen)
 {
 	int32_t id;
 

@@ -29,7 +29,8 @@ static char *join_path(const struct mr_agent_opts *o)
 	return p;
 }
 
-struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics, const struct mr_agent_opts *o)
+struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics,
+					const struct mr_agent_opts *o)
 {
 	struct mr_script_set *h = calloc(1, sizeof(*h));
 
@@ -73,7 +74,8 @@ void mr_script_set_free(struct mr_script_set *h)
 	free(h);
 }
 
-void mr_script_set_count(struct mr_script_set *h, const char *metric, const char *help, const char *script, double v)
+void mr_script_set_count(struct mr_script_set *h, const char *metric, const char *help, const char *script,
+			 double v)
 {
 	char labels[256], err[128];
 	int32_t id;
@@ -139,8 +141,8 @@ struct handover {
 };
 
 /* Loads the live version of one script with its predecessor's state. */
-static struct mr_script *load_live(struct mr_script_set *h, const struct mr_script_entry *e, struct handover *ho,
-				   char *err, size_t errlen)
+static struct mr_script *load_live(struct mr_script_set *h, const struct mr_script_entry *e,
+				   struct handover *ho, char *err, size_t errlen)
 {
 	ho->old = old_version(h, e->name);
 	if (ho->old && mr_script_export(ho->old, &ho->state, &ho->len, err, errlen) != 0)
@@ -168,16 +170,17 @@ static void set_result(struct mr_script_set *h, int ok, const char *error, int r
 	h->last_reload_ok = ok;
 	snprintf(h->last_error, sizeof(h->last_error), "%s", ok ? "" : error);
 	id = mr_metrics_series(h->metrics, MR_GAUGE, "moonrover_reload_last_success",
-			       "1 if the last script (re)load succeeded, 0 if the previous version kept running", "",
-			       err, sizeof(err));
+			       "1 if the last script (re)load succeeded, 0 if the previous version kept running",
+			       "", err, sizeof(err));
 	mr_metrics_set(h->metrics, id, ok);
 	id = mr_metrics_series(h->metrics, MR_GAUGE, "moonrover_reload_last_timestamp_seconds",
 			       "When the last script (re)load finished (Unix time)", "", err, sizeof(err));
 	mr_metrics_set(h->metrics, id, (double)time(NULL));
 	if (reload)
 		mr_script_set_count(h, ok ? "moonrover_reloads_total" : "moonrover_reload_failures_total",
-			      ok ? "Script reloads swapped in" : "Script reloads refused (load or canary error)", NULL,
-			      1);
+				    ok ? "Script reloads swapped in"
+				       : "Script reloads refused (load or canary error)",
+				    NULL, 1);
 }
 
 static int load_all(struct mr_script_set *h, const struct mr_script_list *list, struct mr_script ***out,
@@ -246,7 +249,8 @@ int mr_script_set_start(struct mr_script_set *h)
 	}
 	h->scripts = calloc(list.n ? list.n : 1, sizeof(*h->scripts));
 	for (size_t i = 0; h->scripts && i < list.n; i++) {
-		struct mr_script *s = mr_script_load(h, list.v[i].name, list.v[i].path, 0, NULL, 0, err, sizeof(err));
+		struct mr_script *s = mr_script_load(h, list.v[i].name, list.v[i].path, 0, NULL, 0, err,
+						     sizeof(err));
 
 		if (s) {
 			h->scripts[n++] = s;
@@ -286,7 +290,8 @@ int mr_script_set_stop(struct mr_script_set *h)
 	return any;
 }
 
-void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n, uint32_t size)
+void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n,
+			   uint32_t size)
 {
 	char err[1024];
 

@@ -27,7 +27,7 @@ struct mr_script_set {
 	char *package_path;
 	char *scripts_dir;
 	char *user_dir;
-	char *config_name;      /* what agent.config() reads, or NULL */
+	char *config_name; /* what agent.config() reads, or NULL */
 	char *config_text;
 	unsigned budget_ms;
 	struct mr_script **scripts;
@@ -37,7 +37,8 @@ struct mr_script_set {
 	char last_error[512];
 };
 
-struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics, const struct mr_agent_opts *o);
+struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics,
+					const struct mr_agent_opts *o);
 void mr_script_set_free(struct mr_script_set *h);
 /* First load: every script that loads is started; the others are reported. */
 int mr_script_set_start(struct mr_script_set *h);
@@ -47,8 +48,10 @@ int mr_script_set_reload(struct mr_script_set *h);
 /* Runs every script's on_stop hooks; returns 1 when any script had some. */
 int mr_script_set_stop(struct mr_script_set *h);
 /* Hands a batch to every script subscribed to the stream. */
-void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n, uint32_t size);
+void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n,
+			   uint32_t size);
 /* Adds v to a per-script counter such as moonrover_lua_errors_total. */
-void mr_script_set_count(struct mr_script_set *h, const char *metric, const char *help, const char *script, double v);
+void mr_script_set_count(struct mr_script_set *h, const char *metric, const char *help, const char *script,
+			 double v);
 
 #endif

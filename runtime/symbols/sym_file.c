@@ -53,8 +53,7 @@ int mr_sym_file_load(Elf *e, struct mr_elf_info *info, const char *root, const c
 		return rc;
 	}
 	mr_elf_info_build_id_hex(&f->info, f->build_id, sizeof(f->build_id));
-	f->bytes = sizeof(*f) + f->info.nsegs * sizeof(*f->info.segs) +
-		   mr_sym_table_bytes(&f->syms);
+	f->bytes = sizeof(*f) + f->info.nsegs * sizeof(*f->info.segs) + mr_sym_table_bytes(&f->syms);
 	*out = f;
 	return 0;
 }

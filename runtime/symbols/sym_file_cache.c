@@ -15,7 +15,7 @@
 struct mr_sym_file_cache {
 	struct mr_string_map *files;   /* primary key -> struct mr_sym_file */
 	struct mr_string_map *aliases; /* inode key -> primary key (char *) */
-	struct mr_sym_file *lru_head; /* most recently used */
+	struct mr_sym_file *lru_head;  /* most recently used */
 	struct mr_sym_file *lru_tail;
 	size_t bytes;
 	size_t max_bytes;
@@ -145,8 +145,8 @@ static int insert(struct mr_sym_file_cache *c, struct mr_sym_file *f, const char
 }
 
 /* Looks the file up by build-id, else parses it and caches it under key. */
-static int probe_and_load(struct mr_sym_file_cache *c, int fd, const char *root, const char *path,
-			  char *key, size_t keylen, struct mr_sym_file **out)
+static int probe_and_load(struct mr_sym_file_cache *c, int fd, const char *root, const char *path, char *key,
+			  size_t keylen, struct mr_sym_file **out)
 {
 	struct mr_elf_info info;
 	struct mr_sym_file *f;
@@ -179,7 +179,7 @@ static int probe_and_load(struct mr_sym_file_cache *c, int fd, const char *root,
 }
 
 int mr_sym_file_cache_get(struct mr_sym_file_cache *c, int fd, const char *root, const char *path,
-		      struct mr_sym_file **out)
+			  struct mr_sym_file **out)
 {
 	char ikey[128], key[2 * MR_BUILD_ID_MAX + 8];
 	struct mr_sym_file *f;
@@ -191,8 +191,8 @@ int mr_sym_file_cache_get(struct mr_sym_file_cache *c, int fd, const char *root,
 	if (!S_ISREG(st.st_mode))
 		return -ENOEXEC;
 	snprintf(ikey, sizeof(ikey), "i:%" PRIu64 ":%" PRIu64 ":%" PRId64 ":%" PRId64 ".%ld",
-		 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
-		 (int64_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		 (uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
+		 st.st_mtim.tv_nsec);
 	f = find_alias(c, ikey);
 	if (!f)
 		f = mr_string_map_get(c->files, ikey);

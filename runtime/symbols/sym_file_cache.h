@@ -23,7 +23,7 @@ void mr_sym_file_cache_free(struct mr_sym_file_cache *c);
  * caller. root and path locate its debug file (see elf/elf_debug_file.h).
  * Returns 0, -ENOEXEC for a file that is not ELF, or another -errno. */
 int mr_sym_file_cache_get(struct mr_sym_file_cache *c, int fd, const char *root, const char *path,
-		      struct mr_sym_file **out);
+			  struct mr_sym_file **out);
 void mr_sym_file_cache_ref(struct mr_sym_file *f);
 /* Drops a reference; the file may be evicted once it has none. */
 void mr_sym_file_cache_put(struct mr_sym_file_cache *c, struct mr_sym_file *f);

@@ -187,8 +187,7 @@ void mr_sym_process_free(struct mr_sym_process *p)
 	free(p);
 }
 
-struct mr_sym_file *mr_sym_process_file(const struct mr_sym_process *p,
-					const struct mr_proc_map_entry *m)
+struct mr_sym_file *mr_sym_process_file(const struct mr_sym_process *p, const struct mr_proc_map_entry *m)
 {
 	return p->files[m - p->maps.v];
 }

@@ -15,8 +15,8 @@ struct mr_sym_process {
 	struct mr_proc_maps maps;
 	struct mr_sym_file **files; /* per mapping; NULL when not a readable ELF */
 	struct mr_sym_table perf;
-	int64_t perf_mtime_ns;      /* identity of the perf map last loaded */
-	int64_t perf_size;          /* -1 when none was loaded */
+	int64_t perf_mtime_ns; /* identity of the perf map last loaded */
+	int64_t perf_size;     /* -1 when none was loaded */
 };
 
 /* Reads the mappings of pid and takes a reference on the parsed file of
@@ -28,8 +28,7 @@ void mr_sym_process_release(struct mr_sym_process *p, struct mr_sym_file_cache *
 /* Frees the process without touching the cache (when both go away). */
 void mr_sym_process_free(struct mr_sym_process *p);
 /* The parsed file behind mapping m of p, or NULL. */
-struct mr_sym_file *mr_sym_process_file(const struct mr_sym_process *p,
-					const struct mr_proc_map_entry *m);
+struct mr_sym_file *mr_sym_process_file(const struct mr_sym_process *p, const struct mr_proc_map_entry *m);
 /* The JIT symbol at addr from /tmp/perf-PID.map, reloaded when the file
  * changed; the last loaded copy answers once the file is gone. */
 const char *mr_sym_process_jit(struct mr_sym_process *p, uint64_t addr);

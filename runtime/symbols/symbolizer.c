@@ -31,7 +31,7 @@ struct mr_symbolizer {
 	struct mr_string_map *procs;   /* "pid" -> struct mr_sym_process */
 	struct mr_string_map *strings; /* interned result strings */
 	struct mr_string_map *names;   /* mangled name -> interned demangled name */
-	int vdso_fd;                /* the vDSO image, -1 when unavailable */
+	int vdso_fd;                   /* the vDSO image, -1 when unavailable */
 	uint64_t maps_reads;
 	uint64_t unresolved;
 };
@@ -106,7 +106,8 @@ int mr_symbolizer_track(mr_symbolizer *s, int32_t pid, char *err, size_t errlen)
 	s->maps_reads++;
 	rc = mr_sym_process_snapshot(pid, s->cache, s->vdso_fd, &p);
 	if (rc < 0)
-		return mr_error(err, errlen, rc, "cannot read the mappings of process %d: %s", (int)pid, strerror(-rc));
+		return mr_error(err, errlen, rc, "cannot read the mappings of process %d: %s", (int)pid,
+				strerror(-rc));
 	pid_key(pid, key, sizeof(key));
 	old = mr_string_map_get(s->procs, key);
 	rc = mr_string_map_put(s->procs, key, p);
@@ -172,8 +173,7 @@ static int fill_from_file(mr_symbolizer *s, const struct mr_sym_file *f, struct 
 }
 
 /* Names addr from the process's perf map; 0 when found, else -ENOENT. */
-static int fill_jit(mr_symbolizer *s, struct mr_sym_process *p, uint64_t addr,
-		    struct mr_symbol *out)
+static int fill_jit(mr_symbolizer *s, struct mr_sym_process *p, uint64_t addr, struct mr_symbol *out)
 {
 	char path[64];
 	const char *name = mr_sym_process_jit(p, addr);
@@ -190,8 +190,8 @@ static int fill_jit(mr_symbolizer *s, struct mr_sym_process *p, uint64_t addr,
 	return 0;
 }
 
-static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p,
-			  const struct mr_proc_map_entry *m, uint64_t addr, struct mr_symbol *out)
+static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p, const struct mr_proc_map_entry *m,
+			  uint64_t addr, struct mr_symbol *out)
 {
 	int rc = fill_jit(s, p, addr, out);
 
@@ -206,8 +206,8 @@ static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p,
 	return 0;
 }
 
-static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p,
-			     const struct mr_proc_map_entry *m, uint64_t addr, struct mr_symbol *out)
+static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p, const struct mr_proc_map_entry *m,
+			     uint64_t addr, struct mr_symbol *out)
 {
 	const struct mr_sym_file *f = mr_sym_process_file(p, m);
 
@@ -229,7 +229,7 @@ static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p,
 /* The mapping of addr in pid, snapshotting the process when it is not known
  * yet, or again when addr is outside every known mapping (e.g. dlopen). */
 static const struct mr_proc_map_entry *find_mapping(mr_symbolizer *s, int32_t pid, uint64_t addr,
-					       struct mr_sym_process **pp, int *err)
+						    struct mr_sym_process **pp, int *err)
 {
 	struct mr_sym_process *p = find_process(s, pid);
 	const struct mr_proc_map_entry *m = p ? mr_proc_maps_find(&p->maps, addr) : NULL;
@@ -303,8 +303,8 @@ int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symb
 	return rc ? mr_error(err, errlen, rc, "cannot read " KALLSYMS_PATH ": %s", strerror(-rc)) : 0;
 }
 
-int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset, struct mr_symbol *out,
-			       char *err, size_t errlen)
+int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
+			       struct mr_symbol *out, char *err, size_t errlen)
 {
 	struct mr_sym_file *f;
 	int fd, rc;
@@ -325,7 +325,8 @@ int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file
 	out->kind = MR_FRAME_USER;
 	rc = out->module ? fill_from_file(s, f, out) : -ENOMEM;
 	mr_sym_file_cache_put(s->cache, f);
-	return rc ? mr_error(err, errlen, rc, "out of memory naming %s+0x%llx", path, (unsigned long long)file_offset)
+	return rc ? mr_error(err, errlen, rc, "out of memory naming %s+0x%llx", path,
+			     (unsigned long long)file_offset)
 		  : 0;
 }
 

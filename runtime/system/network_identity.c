@@ -52,8 +52,8 @@ int mr_sys_ipv4(char *buf, size_t len, char *err, size_t errlen)
 		return -e;
 	}
 	for (ifa = all; ifa && !buf[0]; ifa = ifa->ifa_next) {
-		if (usable(ifa) &&
-		    !inet_ntop(AF_INET, &((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr, buf, (socklen_t)len))
+		if (usable(ifa) && !inet_ntop(AF_INET, &((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr,
+					      buf, (socklen_t)len))
 			buf[0] = '\0'; /* cannot happen with room for INET_ADDRSTRLEN: try the next */
 	}
 	freeifaddrs(all);

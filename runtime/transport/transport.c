@@ -71,9 +71,11 @@ static struct mr_transport *new_transport(const struct mr_transport_opts *o)
 static grpc_channel *make_channel(const struct mr_transport_opts *o, char *err, size_t errlen)
 {
 	grpc_arg args[] = {
-		{ .type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+		{ .type = GRPC_ARG_INTEGER,
+		  .key = GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
 		  .value.integer = MAX_RECONNECT_BACKOFF_MS },
-		{ .type = GRPC_ARG_STRING, .key = GRPC_ARG_PRIMARY_USER_AGENT_STRING,
+		{ .type = GRPC_ARG_STRING,
+		  .key = GRPC_ARG_PRIMARY_USER_AGENT_STRING,
 		  .value.string = USER_AGENT },
 	};
 	grpc_channel_args channel_args = { .num_args = sizeof(args) / sizeof(args[0]), .args = args };
@@ -95,7 +97,6 @@ static void route_grpc_log(gpr_log_func_args *args)
 
 	mr_log(level, "grpc", "%s", args->message);
 }
-
 
 static int set_up(struct mr_transport *t, const struct mr_transport_opts *o, char *err, size_t errlen)
 {

@@ -257,13 +257,13 @@ static int64_t unary_locked(mr_transport *t, const char *method, const void *req
 /* The message of a call that could not start or go on. */
 static int64_t call_failed(int64_t rc, const char *what, const char *method, char *err, size_t errlen)
 {
-	const char *why = rc == -ENOBUFS ? "over the queue's byte budget (dropped and counted)"
-		: rc == -ESHUTDOWN	 ? "the transport is closing"
-		: rc == -EPIPE		 ? "the call has ended or was finished"
-		: rc == -ENOENT		 ? "no such call"
-		: rc == -EALREADY	 ? "it is finished already"
-		: rc == -EINVAL		 ? "bad arguments (a method is \"/package.Service/Method\")"
-					 : strerror((int)-rc);
+	const char *why = rc == -ENOBUFS     ? "over the queue's byte budget (dropped and counted)"
+			  : rc == -ESHUTDOWN ? "the transport is closing"
+			  : rc == -EPIPE     ? "the call has ended or was finished"
+			  : rc == -ENOENT    ? "no such call"
+			  : rc == -EALREADY  ? "it is finished already"
+			  : rc == -EINVAL    ? "bad arguments (a method is \"/package.Service/Method\")"
+					     : strerror((int)-rc);
 
 	return mr_error(err, errlen, (int)rc, "%s %s: %s", what, method ? method : "(null)", why);
 }

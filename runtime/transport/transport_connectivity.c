@@ -29,8 +29,8 @@ static void watch(struct mr_transport *t)
 	grpc_connectivity_state state = grpc_channel_check_connectivity_state(t->channel, 1);
 
 	log_change(t, state);
-	grpc_channel_watch_connectivity_state(t->channel, state, gpr_inf_future(GPR_CLOCK_MONOTONIC),
-					      t->cq, &t->watch_tag);
+	grpc_channel_watch_connectivity_state(t->channel, state, gpr_inf_future(GPR_CLOCK_MONOTONIC), t->cq,
+					      &t->watch_tag);
 }
 
 void mr_transport_watch_start(struct mr_transport *t)

@@ -36,7 +36,8 @@ static char *read_pem(const char *path, const char *what, char *err, size_t errl
 	int rc = mr_file_read_all(path, MAX_PEM_BYTES, &buf, &len);
 
 	if (rc == -EFBIG) {
-		snprintf(err, errlen, "cannot read the %s file %s: larger than %d bytes", what, path, MAX_PEM_BYTES);
+		snprintf(err, errlen, "cannot read the %s file %s: larger than %d bytes", what, path,
+			 MAX_PEM_BYTES);
 		return NULL;
 	}
 	if (rc != 0) {
@@ -65,7 +66,8 @@ static int load_pem(const struct mr_transport_opts *o, struct pem_files *p, char
 {
 	memset(p, 0, sizeof(*p));
 	if (set(o->cert_path) != set(o->key_path)) {
-		snprintf(err, errlen, "invalid TLS options: a client certificate needs both cert_path "
+		snprintf(err, errlen,
+			 "invalid TLS options: a client certificate needs both cert_path "
 			 "and key_path");
 		return -EINVAL;
 	}

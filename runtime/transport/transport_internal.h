@@ -25,9 +25,9 @@
 
 /* What a completion-queue tag stands for. */
 enum mr_tx_tag_kind {
-	MR_TX_SEND,  /* a call's send batch */
-	MR_TX_RECV,  /* a call's receive batch (its status) */
-	MR_TX_WATCH  /* the channel's connectivity watch */
+	MR_TX_SEND, /* a call's send batch */
+	MR_TX_RECV, /* a call's receive batch (its status) */
+	MR_TX_WATCH /* the channel's connectivity watch */
 };
 
 struct mr_tx_call;
@@ -50,13 +50,13 @@ struct mr_tx_call {
 	grpc_call *call;
 	struct mr_tx_tag send_tag, recv_tag;
 	struct mr_tx_message *head, *tail; /* oldest first; head is in flight while sending */
-	int metadata_sent;     /* SEND_INITIAL_METADATA started */
-	int finishing;         /* the client has no more messages */
-	int close_sent;        /* SEND_CLOSE_FROM_CLIENT started */
-	int sending;           /* a send batch is outstanding */
-	int message_in_flight; /* that batch carries head */
-	int send_failed;       /* a send batch failed: send nothing more */
-	int received;          /* the status arrived */
+	int metadata_sent;                 /* SEND_INITIAL_METADATA started */
+	int finishing;                     /* the client has no more messages */
+	int close_sent;                    /* SEND_CLOSE_FROM_CLIENT started */
+	int sending;                       /* a send batch is outstanding */
+	int message_in_flight;             /* that batch carries head */
+	int send_failed;                   /* a send batch failed: send nothing more */
+	int received;                      /* the status arrived */
 	grpc_metadata_array initial_metadata, trailing_metadata;
 	grpc_byte_buffer *response;
 	grpc_status_code status;
@@ -76,23 +76,23 @@ struct mr_transport {
 	int grpc_initialized;
 	grpc_channel *channel;
 	grpc_completion_queue *cq;
-	grpc_metadata auth;         /* the "authentication" header */
-	size_t auth_count;          /* 1 when it is set */
-	int notify_fd;              /* eventfd: results are waiting */
+	grpc_metadata auth; /* the "authentication" header */
+	size_t auth_count;  /* 1 when it is set */
+	int notify_fd;      /* eventfd: results are waiting */
 	pthread_t thread;
 	int thread_running;
 	struct mr_tx_stats stats;
 
 	/* The transport's thread only. */
 	struct mr_tx_tag watch_tag;
-	int reachable;              /* -1 unknown, 0 no, 1 yes: what was last logged */
+	int reachable; /* -1 unknown, 0 no, 1 yes: what was last logged */
 
 	pthread_mutex_t lock;
-	int closing;                /* no new calls, no new batches */
+	int closing; /* no new calls, no new batches */
 	int64_t next_id;
-	struct mr_tx_call *calls;   /* calls in flight */
+	struct mr_tx_call *calls;                         /* calls in flight */
 	struct mr_tx_result *results_head, *results_tail; /* finished, not taken */
-	struct mr_tx_result *taken; /* the last one mr_transport_next returned */
+	struct mr_tx_result *taken;                       /* the last one mr_transport_next returned */
 };
 
 /* transport_credentials.c */
@@ -120,8 +120,7 @@ void mr_transport_calls_cancel(struct mr_transport *t);
 /* 1 when len more bytes fit in queue_bytes; counts a drop when not. */
 int mr_transport_fits(struct mr_transport *t, size_t len);
 /* Copies a message to the end of the call's queue, or returns -ENOBUFS. */
-int mr_transport_message_queue(struct mr_transport *t, struct mr_tx_call *c, const void *data,
-			       size_t len);
+int mr_transport_message_queue(struct mr_transport *t, struct mr_tx_call *c, const void *data, size_t len);
 /* Frees the oldest message; sent tells whether it reached the wire. */
 void mr_transport_message_pop(struct mr_transport *t, struct mr_tx_call *c, int sent);
 /* Frees every message but the one in flight. */

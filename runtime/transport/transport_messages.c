@@ -62,8 +62,7 @@ int mr_transport_fits(struct mr_transport *t, size_t len)
 	return 0;
 }
 
-int mr_transport_message_queue(struct mr_transport *t, struct mr_tx_call *c, const void *data,
-			       size_t len)
+int mr_transport_message_queue(struct mr_transport *t, struct mr_tx_call *c, const void *data, size_t len)
 {
 	struct mr_tx_message *m;
 	grpc_slice s;

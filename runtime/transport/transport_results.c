@@ -17,7 +17,7 @@ struct mr_tx_result {
 	struct mr_tx_result *next;
 	int64_t id;
 	grpc_status_code code;
-	char *details;        /* gpr-allocated */
+	char *details; /* gpr-allocated */
 	grpc_slice response;
 	int has_response;
 };

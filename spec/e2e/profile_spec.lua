@@ -234,7 +234,8 @@ describe("moonrover check / version / help (end to end)", function()
     assert.matches("^moonrover %d+%.%d+%.%d+", stdout)
     code, stdout = e2e.moonrover({ "profile", "--help" })
     assert.same(0, code)
-    for _, opt in ipairs({ "--pid", "--duration", "--frequency", "--off-cpu", "--output", "--format", "--no-kernel" }) do
+    local options = { "--pid", "--duration", "--frequency", "--off-cpu", "--output", "--format", "--no-kernel" }
+    for _, opt in ipairs(options) do
       assert.matches(opt:gsub("%-", "%%-"), stdout)
     end
     code = e2e.moonrover({ "frobnicate" })

@@ -263,7 +263,8 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
       .. "-addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout %s/key.pem -out %s/cert.pem", dir, dir))
     assert(code == 0, err)
     start_all({ stub = { auth = "spec-token", tls = { cert = dir .. "/cert.pem", key = dir .. "/key.pem" } },
-      backend = string.format("    enable_TLS: true\n    ca_pem_path: %s/cert.pem\n    authentication: spec-token", dir) })
+      backend = string.format("    enable_TLS: true\n    ca_pem_path: %s/cert.pem\n"
+        .. "    authentication: spec-token", dir) })
     local p = agent_run.wait_for(function() return reported(stub, workload) end, 100)
     assert.is_truthy(p, agent:log_text())
     for _, r in ipairs(stub:records("reportProcesses")) do

@@ -18,7 +18,7 @@ local fake_lib = setmetatable({
     return -22
   end,
   mr_script_log = function(_, level, msg) calls[#calls + 1] = { "log", level, ffi.string(msg) } end,
-  mr_script_metric = function(_, kind, name, help, labels, err, len)
+  mr_script_metric = function(_, kind, name, help, labels, err)
     calls[#calls + 1] = { "metric", kind, name, help, labels }
     if metric_result < 0 then
       ffi.copy(err, "invalid metric name \"" .. name .. "\"")

@@ -1,8 +1,8 @@
--- pprof_spec.lua - mr_pprof_write (runtime/pprof_*.c, mr_gzip_file.c): writes
--- profiles and reads them back with the real reader, `go tool pprof`.
+-- pprof_spec.lua - mr_pprof_write (runtime/pprof/): writes profiles and reads
+-- them back with the real reader, `go tool pprof`.
 local build = require("support.profile_builder")
 local rt = require("moonrover.rt").with_test_api()
-local ffi, lib = rt.ffi, rt.lib
+local lib = rt.lib
 
 local MS = 1000000
 

@@ -28,7 +28,8 @@ describe("protobuf", function()
     dir = os.tmpname()
     os.remove(dir)
     assert(os.execute("mkdir -m 700 " .. dir) == 0)
-    local ok, out = sh(string.format("protoc --proto_path=%s --descriptor_set_out=%s/sample.pb --python_out=%s %ssample.proto",
+    local ok, out = sh(string.format(
+      "protoc --proto_path=%s --descriptor_set_out=%s/sample.pb --python_out=%s %ssample.proto",
       FIXTURES, dir, dir, FIXTURES))
     assert(ok, out)
     schema = assert(protobuf.load_descriptor_set(read(dir .. "/sample.pb")))

@@ -23,7 +23,8 @@ end
 function _M.start(dir, scripts, extra)
   local self = setmetatable({ dir = dir, log = dir .. "/agent.log", pid_file = dir .. "/agent.pid",
     exit_file = dir .. "/agent.exit" }, Agent)
-  local cmd = string.format("(%s agent --http 127.0.0.1:0 --pid-file %s --scripts %s %s >%s 2>&1; echo $? >%s) >/dev/null 2>&1 &",
+  local cmd = string.format(
+    "(%s agent --http 127.0.0.1:0 --pid-file %s --scripts %s %s >%s 2>&1; echo $? >%s) >/dev/null 2>&1 &",
     e2e.quote(e2e.bin), e2e.quote(self.pid_file), e2e.quote(scripts), extra or "", e2e.quote(self.log),
     e2e.quote(self.exit_file))
   os.execute(cmd)

@@ -65,7 +65,8 @@ function _M.start(opts)
   os.remove(self.exit_file)
   os.remove(self.pid_file)
   os.remove(self.out)
-  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) >/dev/null 2>&1 &", command_line(self, opts),
+  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) >/dev/null 2>&1 &",
+    command_line(self, opts),
     e2e.quote(self.out), e2e.quote(self.err), e2e.quote(self.pid_file), e2e.quote(self.exit_file)))
   self.pid = poll(function() return tonumber(e2e.read_all(self.pid_file) or "") end, 50)
   self.port = poll(function()

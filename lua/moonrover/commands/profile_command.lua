@@ -147,7 +147,12 @@ local function write_output(p, job, stacks, meta)
       p.period_ns, meta.duration_ns)
   end
   local writer = require("moonrover.profiling.writers." .. job.format)
-  local fh, err = job.output == "-" and io.stdout or io.open(job.output, "wb")
+  local fh, err
+  if job.output == "-" then
+    fh = io.stdout
+  else
+    fh, err = io.open(job.output, "wb")
+  end
   if not fh then
     return nil, "cannot write " .. err
   end
