@@ -7,8 +7,13 @@
 #include "base/hash_index.h"
 #include "base/pid_table.h"
 
+/* Where a record's value starts: past the int32_t pid, at an offset (and in
+ * records of a stride) that keeps a value of up to 8-byte alignment, such as
+ * a uint64_t count, aligned. */
+enum { VALUE_AT = sizeof(uint64_t) };
+
 struct mr_pid_table {
-	unsigned char *records; /* each: an int32_t pid, then the value */
+	unsigned char *records; /* each: an int32_t pid, then the value at VALUE_AT */
 	size_t stride;
 	size_t n, cap;
 	struct mr_hash_index index;
@@ -44,7 +49,7 @@ struct mr_pid_table *mr_pid_table_new(size_t value_size)
 	struct mr_pid_table *t = calloc(1, sizeof(*t));
 
 	if (t)
-		t->stride = (sizeof(int32_t) + value_size + 7) & ~(size_t)7;
+		t->stride = (VALUE_AT + value_size + 7) & ~(size_t)7;
 	return t;
 }
 
@@ -68,7 +73,7 @@ void *mr_pid_table_get(const struct mr_pid_table *t, int32_t pid)
 {
 	uint32_t id = find(t, pid);
 
-	return id == MR_HASH_NONE ? NULL : t->records + id * t->stride + sizeof(int32_t);
+	return id == MR_HASH_NONE ? NULL : t->records + id * t->stride + VALUE_AT;
 }
 
 void *mr_pid_table_put(struct mr_pid_table *t, int32_t pid, int *added)
@@ -78,7 +83,7 @@ void *mr_pid_table_put(struct mr_pid_table *t, int32_t pid, int *added)
 
 	*added = id == MR_HASH_NONE;
 	if (!*added)
-		return t->records + id * t->stride + sizeof(int32_t);
+		return t->records + id * t->stride + VALUE_AT;
 	if (t->n >= MR_HASH_NONE)
 		return NULL;
 	records = mr_grow_array(t->records, &t->cap, t->n + 1, t->stride);
@@ -90,7 +95,7 @@ void *mr_pid_table_put(struct mr_pid_table *t, int32_t pid, int *added)
 	r = t->records + t->n++ * t->stride;
 	memset(r, 0, t->stride);
 	memcpy(r, &pid, sizeof(pid));
-	return r + sizeof(int32_t);
+	return r + VALUE_AT;
 }
 
 size_t mr_pid_table_count(const struct mr_pid_table *t)

@@ -8,7 +8,8 @@
 
 struct mr_pid_table;
 
-/* Every value is value_size bytes. NULL when out of memory. */
+/* Every value is value_size bytes, aligned for any type of up to 8-byte
+ * alignment. NULL when out of memory. */
 struct mr_pid_table *mr_pid_table_new(size_t value_size);
 void mr_pid_table_free(struct mr_pid_table *t);
 /* The value of pid, or NULL when absent. It moves at the next put. */

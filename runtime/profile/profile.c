@@ -6,6 +6,7 @@
 
 #include "base/grow_array.h"
 #include "profile/profile_internal.h"
+#include "script_host/script_owner.h"
 
 struct module_key {
 	const struct mr_profile *p;
@@ -93,12 +94,20 @@ static uint32_t frame_append(struct mr_profile *p, const struct mr_frame *f, uin
 	return (uint32_t)p->nframes++;
 }
 
+static void free_owned(void *obj)
+{
+	mr_profile_free(obj);
+}
+
+/* A script's profile is tracked as its own: a script interrupted past its
+ * budget has its Lua state abandoned, whose finalizer would have freed it. */
 mr_profile *mr_profile_new(char *err, size_t errlen)
 {
 	struct mr_module none = { 0, 0 };
 	mr_profile *p = calloc(1, sizeof(*p));
 
-	if (p && (mr_intern_init(&p->strings) || module_intern(p, &none) != 0)) {
+	if (p && (mr_intern_init(&p->strings) || module_intern(p, &none) != 0 ||
+		  mr_script_owner_add(p, free_owned) != 0)) {
 		mr_profile_free(p);
 		p = NULL;
 	}
@@ -111,6 +120,7 @@ void mr_profile_free(mr_profile *p)
 {
 	if (!p)
 		return;
+	mr_script_owner_remove(p);
 	mr_intern_free(&p->strings);
 	free(p->modules);
 	mr_hash_index_free(&p->module_index);

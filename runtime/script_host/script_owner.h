@@ -1,4 +1,4 @@
-/* script_owner.h - what scripts opened through the runtime (profilers, gRPC
+/* script_owner.h - what scripts opened through the runtime (profilers, profiles,
  * transports). A script interrupted mid-call has its Lua state abandoned, so
  * its finalizers never run: the agent closes what it owned instead. */
 #ifndef MR_SCRIPT_HOST_SCRIPT_OWNER_H
