@@ -57,11 +57,12 @@ local function consume(d, stream, ctype, fn)
   end
 end
 
--- Copies the process events of our own workloads (comm "mrspec_*") into tables.
-local function collect_process_events(d, into)
+-- Copies the process events of the programs named in `mine` (a set of
+-- comm values) into tables.
+local function collect_process_events(d, into, mine)
   consume(d, PROCESS, "struct mr_process_event *", function(e)
     local comm = ffi.string(e.comm)
-    if comm:match("^mrspec_") then
+    if mine[comm] then
       into[#into + 1] = {
         kind = e.kind, pid = e.pid, ppid = e.ppid, exit_code = e.exit_code, uid = e.uid,
         comm = comm, ts_ns = e.ts_ns, start_ns = e.start_ns,
@@ -164,9 +165,12 @@ describe("data plane (end to end)", function()
 
   it("reports exec, fork and exit of each process with parent, name and exit status", function()
     local N = 50
-    local shell = install(dir, "/bin/dash", "mrspec_shell")
-    local truth = install(dir, "/bin/true", "mrspec_true")
-    local exit3 = install(dir, "/bin/dash", "mrspec_exit3")
+    local names = { shell = e2e.own_name(dir, "mrsh"), truth = e2e.own_name(dir, "mrtrue"),
+      exit3 = e2e.own_name(dir, "mrexit3") }
+    local mine = { [names.shell] = true, [names.truth] = true, [names.exit3] = true }
+    local shell = install(dir, "/bin/dash", names.shell)
+    local truth = install(dir, "/bin/true", names.truth)
+    local exit3 = install(dir, "/bin/dash", names.exit3)
     plane = open_plane({ drain_ms = 5 })
     local script = "i=0; while [ $i -lt " .. N .. " ]; do " .. truth .. "; i=$((i+1)); done; "
       .. exit3 .. " -c 'exit 3'; :"
@@ -181,17 +185,17 @@ describe("data plane (end to end)", function()
 
     local events = {}
     wait_for(function()
-      collect_process_events(plane, events)
-      return #select_events(events, EXIT, "mrspec_shell") == 1
+      collect_process_events(plane, events, mine)
+      return #select_events(events, EXIT, names.shell) == 1
     end)
     sleep(0.05)
-    collect_process_events(plane, events)
+    collect_process_events(plane, events, mine)
 
-    local shell_exec = select_events(events, EXEC, "mrspec_shell")
+    local shell_exec = select_events(events, EXEC, names.shell)
     assert.same(1, #shell_exec)
     local shell_pid = shell_exec[1].pid
-    local execs = select_events(events, EXEC, "mrspec_true")
-    local exits = select_events(events, EXIT, "mrspec_true")
+    local execs = select_events(events, EXEC, names.truth)
+    local exits = select_events(events, EXIT, names.truth)
     assert.same(N, #execs)
     assert.same(N, #exits)
     local exec_pids = {}
@@ -204,8 +208,8 @@ describe("data plane (end to end)", function()
       assert.same(shell_pid, e.ppid)
       assert.is_true(exec_pids[e.pid], "exit of a process that did not exec: " .. e.pid)
     end
-    local exit3_exec = select_events(events, EXEC, "mrspec_exit3")
-    local exit3_exit = select_events(events, EXIT, "mrspec_exit3")
+    local exit3_exec = select_events(events, EXEC, names.exit3)
+    local exit3_exit = select_events(events, EXIT, names.exit3)
     assert.same(1, #exit3_exec)
     assert.same(1, #exit3_exit)
     assert.same(3 * 256, exit3_exit[1].exit_code)
@@ -215,7 +219,7 @@ describe("data plane (end to end)", function()
     local forks = {}
     for _, e in ipairs(select_events(events, FORK)) do
       if e.ppid == shell_pid then
-        assert.same("mrspec_shell", e.comm)
+        assert.same(names.shell, e.comm)
         assert.is_true(exec_pids[e.pid], "fork without exec: " .. e.pid)
         forks[#forks + 1] = e
       end

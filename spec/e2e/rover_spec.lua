@@ -1,32 +1,59 @@
 -- End-to-end specs for the Rover drop-in against the stand-in OAP: a real
 -- workload reported with the configured names, and profiling tasks whose
 -- data arrives framed as OAP expects.
-local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
+local clock = require("support.clock")
+local e2e = require("support.e2e")
 local oap = require("support.oap")
 local write = require("support.files").write
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
+-- The periods CONFIG sets, in seconds.
+local HEARTBEAT_S, CHECK_S, FLUSH_S = 1, 1, 1
+
+-- The drop-in's schedule (drop_in.lua, docs/architecture.md) with those
+-- periods, counted from the agent's start: the first scan and report after
+-- 0.5 s, repeated every heartbeat while OAP has not answered; the first
+-- queryTasks after 1 s, then every check_interval; tasks start and stop at
+-- a tick, every second; their data goes out every flush_interval. Calls made
+-- while OAP is away fail at once; the channel reconnects with gRPC's
+-- backoff, capped at 10 s (transport.c), plus its 20% jitter.
+local FIRST_REPORT_S, FIRST_QUERY_S, TICK_S, RECONNECT_S = 0.5, 1, 1, 12
+-- When the workload, started before the agent, has been reported.
+local REPORTED_S = FIRST_REPORT_S + HEARTBEAT_S
+-- From a task written to the stand-in to its first data there: the next
+-- queryTasks, the next tick, the next flush.
+local TASK_DATA_S = CHECK_S + TICK_S + FLUSH_S
+-- Added to every deadline. Each step of the schedule was seen well under a
+-- second late on a 2-core machine with a busy loop per core and other test
+-- suites running (load average 4 to 8); this is ten times that, and short
+-- enough that a real failure is still reported in seconds.
+local SLACK_S = 10
+
+-- The rule matches only the copies of the workloads in the case's own
+-- directory: the finder reports one process per entity (as Rover does), so
+-- a rule matching every cpu_ratio on the host would report whichever ran
+-- first, maybe another suite's, and never this case's.
 local CONFIG = [[
 core:
   backend:
-    addr: 127.0.0.1:%d
-%s
+    addr: 127.0.0.1:<port>
+<backend>
 process_discovery:
-  heartbeat_period: 1s
+  heartbeat_period: <heartbeat>s
   properties_report_period: 3
   scanner:
     regex:
-      - match_cmd: "workloads/(cpu_ratio|sleeper)"
+      - match_cmd: "^<dir>/workloads/(cpu_ratio|sleeper) "
         layer: OS_LINUX
         service_name: spec-service
         instance_name: spec-instance
         process_name: "{{.Process.ExeName}}"
         labels: ""
 profiling:
-  check_interval: 1s
-  flush_interval: 1s
+  check_interval: <check>s
+  flush_interval: <flush>s
 ]]
 
 local function reported(stub, pid)
@@ -66,11 +93,9 @@ local function data_of(stub, task_id)
   return out
 end
 
-local function now_ms()
-  local p = io.popen("date +%s%3N")
-  local v = tonumber(p:read("*l"))
-  p:close()
-  return v
+-- dir as a POSIX extended regex matching itself ("." taken literally).
+local function literal(dir)
+  return (dir:gsub("[.]", "[.]"))
 end
 
 describe("Rover drop-in (end to end, stand-in OAP)", function()
@@ -93,6 +118,11 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     e2e.rmdir(dir)
   end)
 
+  -- The case's own copy of a workload (see CONFIG), started; its pid.
+  local function spawn(name)
+    return e2e.spawn_copy(dir, name, "60")
+  end
+
   -- opts.workload (default cpu_ratio, false for none), opts.stub (oap.start
   -- options), opts.backend (extra core.backend lines).
   local function start_all(opts)
@@ -101,17 +131,43 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     stub_opts.dir = dir
     stub = assert(oap.start(stub_opts))
     if opts.workload ~= false then
-      workload = e2e.spawn(opts.workload or "cpu_ratio", "60")
+      workload = spawn(opts.workload or "cpu_ratio")
     end
     local cfg = dir .. "/rover.yaml"
-    write(cfg, CONFIG:format(stub.port, opts.backend or ""))
+    local values = { port = stub.port, backend = opts.backend or "", heartbeat = HEARTBEAT_S, dir = literal(dir),
+      check = CHECK_S, flush = FLUSH_S }
+    write(cfg, (CONFIG:gsub("<(%w+)>", values)))
     os.execute("mkdir -p " .. dir .. "/scripts")
     agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg))
     assert.is_truthy(agent.port, agent:log_text())
   end
 
+  -- Waits for fn() until `due` seconds from now (what the schedule above
+  -- allows) plus SLACK_S; returns its value, or fails saying what it waited
+  -- for and what the stand-in OAP and the agent had done by then.
+  local function await(what, due, fn)
+    local v = clock.wait_for(fn, due + SLACK_S)
+    if not v then
+      assert.is_truthy(v, string.format("%s: not seen within %.1f s (due after %.1f s)\n%s\nagent log, last lines:\n%s",
+        what, due + SLACK_S, due, stub:summary(), agent:log_tail()))
+    end
+    return v
+  end
+
+  local function await_reported()
+    return await("the workload (pid " .. tostring(workload) .. ") reported", REPORTED_S,
+      function() return reported(stub, workload) end)
+  end
+
+  local function await_data(task_id, due)
+    return await("data of task " .. task_id, due or TASK_DATA_S, function()
+      local data = data_of(stub, task_id)
+      return #data > 0 and data
+    end)
+  end
+
   local function task(fields)
-    local now = now_ms()
+    local now = clock.now_ms()
     local t = { taskId = "spec-task", updateTime = now, startTime = now, duration = 60,
       serviceName = "spec-service", targetType = "ON_CPU" }
     for k, v in pairs(fields or {}) do
@@ -122,8 +178,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
 
   it("reports the workload with the configured names and properties, then keeps it alive", function()
     start_all()
-    local p = agent_run.wait_for(function() return reported(stub, workload) end, 100)
-    assert.is_truthy(p, agent:log_text())
+    local p = await_reported()
     local entity = p.hostProcess.entity
     assert.same("OS_LINUX", entity.layer)
     assert.same("spec-service", entity.serviceName)
@@ -135,17 +190,18 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     end
     assert.same("true", props.support_ebpf_profiling)
     assert.same(tostring(workload), props.pid)
-    assert.is_truthy(stub:wait_records("keepAlive", 1))
+    -- Once OAP gave it an id, the next heartbeat keeps it alive.
+    await("a keepAlive", HEARTBEAT_S, function() return #stub:records("keepAlive") > 0 end)
   end)
 
   it("runs an ON_CPU task and sends the hot functions leaf first, the task on the first message", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
-    local now = now_ms()
-    stub:write_tasks({ { taskId = "spec-on-cpu", updateTime = now, startTime = now, duration = 60,
-      serviceName = "spec-service", targetType = "ON_CPU" } })
-    local records = stub:wait_records("collectProfilingData", 3, 150)
-    assert.is_truthy(records, agent:log_text())
+    await_reported()
+    stub:write_tasks({ task({ taskId = "spec-on-cpu" }) })
+    local records = await("3 collectProfilingData messages", TASK_DATA_S + 2 * FLUSH_S, function()
+      local recs = stub:records("collectProfilingData")
+      return #recs >= 3 and recs
+    end)
     assert.same("spec-on-cpu", records[1].message.task.taskId)
     local leaves = {}
     for _, r in ipairs(stub:records("collectProfilingData")) do
@@ -162,22 +218,21 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
 
   it("does not start a task before its start time", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
-    local now = now_ms()
-    local start = now + 5000
-    stub:write_tasks({ { taskId = "spec-later", updateTime = now, startTime = start, duration = 60,
-      serviceName = "spec-service", targetType = "ON_CPU" } })
-    local records = stub:wait_records("collectProfilingData", 1, 200)
-    assert.is_truthy(records, agent:log_text())
-    assert.is_true(tonumber(records[1].message.task.profilingStartTime) >= start)
-    assert.is_true(records[1].time >= start)
+    await_reported()
+    local later_s = 5
+    local start = clock.now_ms() + later_s * 1000
+    stub:write_tasks({ task({ taskId = "spec-later", startTime = start }) })
+    local data = await_data("spec-later", later_s + TASK_DATA_S)
+    assert.is_true(tonumber(data[1].task.profilingStartTime) >= start)
+    assert.is_true(data[1].record.time >= start)
   end)
 
   it("runs an OFF_CPU task: switch counts and blocked time of the sleeping workload", function()
     start_all({ workload = "sleeper" })
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    await_reported()
     stub:write_tasks({ task({ taskId = "spec-off-cpu", targetType = "OFF_CPU" }) })
-    assert.is_truthy(stub:wait_records("collectProfilingData", 2, 150), agent:log_text())
+    await("2 collectProfilingData messages", TASK_DATA_S + FLUSH_S,
+      function() return #stub:records("collectProfilingData") >= 2 end)
     local switches, nanos, nap = 0, 0, false
     for _, d in ipairs(data_of(stub, "spec-off-cpu")) do
       local off = d.record.message.offCPU
@@ -195,35 +250,38 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
 
   it("extends a task OAP sends again with a longer duration, without restarting it", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
-    local t = task({ taskId = "spec-extend", duration = 3 })
+    await_reported()
+    -- The task must still run when the longer duration reaches the agent:
+    -- the spec sends it once the first data is in (a flush after the start),
+    -- the agent reads it at its next queryTasks.
+    local first_s = FLUSH_S + CHECK_S + SLACK_S
+    local t = task({ taskId = "spec-extend", duration = first_s })
     stub:write_tasks({ t })
-    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-extend") > 0 end, 100))
-    local started = tonumber(data_of(stub, "spec-extend")[1].task.profilingStartTime)
-    t.duration, t.updateTime = 9, now_ms()
+    local started = tonumber(await_data("spec-extend")[1].task.profilingStartTime)
+    t.duration, t.updateTime = first_s + 6, clock.now_ms()
     stub:write_tasks({ t })
-    local later = agent_run.wait_for(function()
-      for _, d in ipairs(data_of(stub, "spec-extend")) do
-        if tonumber(d.task.currentTime) > started + 5000 then
-          return d
+    local past = started + (first_s + 2) * 1000
+    local later = await("data of spec-extend past its first " .. first_s .. " s",
+      (past - clock.now_ms()) / 1000 + FLUSH_S, function()
+        for _, d in ipairs(data_of(stub, "spec-extend")) do
+          if tonumber(d.task.currentTime) > past then
+            return d
+          end
         end
-      end
-    end, 150)
-    assert.is_truthy(later, "the task should still send data after its first 3 s\n" .. agent:log_text())
+      end)
     assert.same(started, tonumber(later.task.profilingStartTime))
   end)
 
   it("replaces a running task by a new one for the same process, keeping the old one's data", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    await_reported()
     stub:write_tasks({ task({ taskId = "spec-first" }) })
-    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-first") > 0 end, 100))
-    stub:write_tasks({ task({ taskId = "spec-first" }), task({ taskId = "spec-second", updateTime = now_ms() + 1 }) })
-    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-second") > 0 end, 100),
-      agent:log_text())
+    await_data("spec-first")
+    local second_task = task({ taskId = "spec-second", updateTime = clock.now_ms() + 1 })
+    stub:write_tasks({ task({ taskId = "spec-first" }), second_task })
+    local second = await_data("spec-second")
     assert.matches("task spec%-first %(ON_CPU%) replaced by task spec%-second", agent:log_text())
     local first = data_of(stub, "spec-first")
-    local second = data_of(stub, "spec-second")
     assert.is_true(first[1].record.time <= second[1].record.time)
   end)
 
@@ -231,30 +289,30 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     start_all({ workload = false })
     local id = oap_process_id("spec-service", "spec-instance", "cpu_ratio")
     stub:write_tasks({ task({ taskId = "spec-early", serviceName = false, processIds = { id } }) })
-    assert.is_truthy(stub:wait_records("queryTasks", 2, 100))
-    workload = e2e.spawn("cpu_ratio", "60")
-    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-early") > 0 end, 150),
-      agent:log_text())
+    await("2 queryTasks", FIRST_QUERY_S + CHECK_S, function() return #stub:records("queryTasks") >= 2 end)
+    workload = spawn("cpu_ratio")
+    -- The next heartbeat reports it; OAP's answer starts the waiting task.
+    await_data("spec-early", HEARTBEAT_S + FLUSH_S)
   end)
 
   it("survives OAP going away mid-task and sends data again once it is back", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    await_reported()
     stub:write_tasks({ task({ taskId = "spec-outage" }) })
-    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-outage") > 0 end, 100))
+    await_data("spec-outage")
     local port = stub.port
     stub:stop()
     os.execute("sleep 3")
     assert.is_true(agent:alive())
-    local back = now_ms()
+    local back = clock.now_ms()
     stub = assert(oap.start({ dir = dir, port = port }))
-    assert.is_truthy(agent_run.wait_for(function()
+    await("data of spec-outage sent after OAP came back", RECONNECT_S + FLUSH_S, function()
       for _, d in ipairs(data_of(stub, "spec-outage")) do
         if d.record.time >= back then
           return true
         end
       end
-    end, 200), agent:log_text())
+    end)
     assert.is_true(agent:alive())
   end)
 
@@ -265,8 +323,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     start_all({ stub = { auth = "spec-token", tls = { cert = dir .. "/cert.pem", key = dir .. "/key.pem" } },
       backend = string.format("    enable_TLS: true\n    ca_pem_path: %s/cert.pem\n"
         .. "    authentication: spec-token", dir) })
-    local p = agent_run.wait_for(function() return reported(stub, workload) end, 100)
-    assert.is_truthy(p, agent:log_text())
+    await_reported()
     for _, r in ipairs(stub:records("reportProcesses")) do
       assert.same("spec-token", r.metadata.authentication)
     end
@@ -274,12 +331,13 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
 
   it("sends dump counts that add up to the samples taken, then frees the task's kernel objects", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    await_reported()
     local fds_before = tonumber(sh("ls /proc/" .. agent.pid .. "/fd | wc -l"))
-    stub:write_tasks({ task({ taskId = "spec-count", duration = 2 }) })
-    assert.is_truthy(agent_run.wait_for(function()
+    local duration_s = 2
+    stub:write_tasks({ task({ taskId = "spec-count", duration = duration_s }) })
+    await("task spec-count finished", CHECK_S + TICK_S + duration_s + TICK_S, function()
       return agent:log_text():match("task spec%-count %(ON_CPU%) finished")
-    end, 100), agent:log_text())
+    end)
     local taken = 'moonrover_rover_task_samples{task="spec-count"}'
     local function sent()
       local n = 0
@@ -288,30 +346,31 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
       end
       return n
     end
-    assert.is_truthy(agent_run.wait_for(function()
+    -- Its last data goes out with the next flush, then it is closed.
+    local sent_all = clock.wait_for(function()
       local total = agent:metric(taken)
       return total and total > 0 and sent() == total
-    end, 100), "sent " .. sent() .. ", taken " .. tostring(agent:metric(taken)))
-    assert.is_truthy(agent_run.wait_for(function()
+    end, FLUSH_S + SLACK_S)
+    assert.is_truthy(sent_all, "sent " .. sent() .. ", taken " .. tostring(agent:metric(taken)))
+    assert.is_truthy(clock.wait_for(function()
       return tonumber(sh("ls /proc/" .. agent.pid .. "/fd | wc -l")) <= fds_before
-    end, 50), "the finished task's perf events and BPF objects should be closed")
+    end, FLUSH_S + SLACK_S), "the finished task's perf events and BPF objects should be closed")
   end)
 
   it("names processes with a user's Lua naming module before the configured rules", function()
     os.execute("mkdir -p " .. dir .. "/scripts")
-    write(dir .. "/scripts/process_naming.lua", [[
+    write(dir .. "/scripts/process_naming.lua", string.format([[
 local _M = {}
 function _M.name(ctx)
-  if ctx.process.exe_name == "cpu_ratio" then
+  if ctx.process.exe_path == %q then
     return { layer = "GENERAL", serviceName = "named-in-lua", instanceName = ctx.rover.host_name,
       processName = "burner", labels = { "lua" } }
   end
 end
 return _M
-]])
+]], dir .. "/workloads/cpu_ratio"))
     start_all()
-    local p = agent_run.wait_for(function() return reported(stub, workload) end, 100)
-    assert.is_truthy(p, agent:log_text())
+    local p = await_reported()
     assert.same("named-in-lua", p.hostProcess.entity.serviceName)
     assert.same("burner", p.hostProcess.entity.processName)
     assert.same({ "lua" }, p.hostProcess.entity.labels)
@@ -319,10 +378,10 @@ return _M
 
   it("sends the running tasks' last data when the agent is stopped", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    await_reported()
     stub:write_tasks({ task({ taskId = "spec-stop" }) })
-    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-stop") > 0 end, 100))
-    local stopped_at = now_ms()
+    await_data("spec-stop")
+    local stopped_at = clock.now_ms()
     assert.same(0, agent:stop())
     agent = nil
     local last = data_of(stub, "spec-stop")
@@ -331,19 +390,21 @@ return _M
 
   it("keeps its agent id and running tasks across a hot reload", function()
     start_all()
-    assert.is_truthy(agent_run.wait_for(function() return reported(stub, workload) end, 100), agent:log_text())
+    await_reported()
     stub:write_tasks({ task({ taskId = "spec-reload" }) })
-    assert.is_truthy(agent_run.wait_for(function() return #data_of(stub, "spec-reload") > 0 end, 100))
-    local started = tonumber(data_of(stub, "spec-reload")[1].task.profilingStartTime)
-    local reloaded = now_ms()
+    local started = tonumber(await_data("spec-reload")[1].task.profilingStartTime)
+    local reloaded = clock.now_ms()
     agent:signal("HUP")
-    assert.is_truthy(agent_run.wait_for(function()
+    -- Data well after the signal comes from the new version, which asks for
+    -- the tasks again from its start.
+    local after_s = 1.5
+    await("data of spec-reload sent after the reload", after_s + FIRST_QUERY_S + TASK_DATA_S, function()
       for _, d in ipairs(data_of(stub, "spec-reload")) do
-        if d.record.time > reloaded + 1500 then
+        if d.record.time > reloaded + after_s * 1000 then
           return true
         end
       end
-    end, 150), agent:log_text())
+    end)
     for _, d in ipairs(data_of(stub, "spec-reload")) do
       assert.same(started, tonumber(d.task.profilingStartTime))
     end

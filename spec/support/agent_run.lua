@@ -1,24 +1,16 @@
 -- agent_run.lua - runs `moonrover agent` in the background for end-to-end
 -- specs: start with a scripts directory, read its metrics over HTTP, signal
 -- it, wait (bounded) for conditions, stop it.
+local clock = require("support.clock")
 local e2e = require("support.e2e")
 
 local _M = {}
 local Agent = {}
 Agent.__index = Agent
 
--- Waits until fn() returns a true value, polling every 0.1 s at most
--- `tries` times; returns that value or nil.
-function _M.wait_for(fn, tries)
-  for _ = 1, tries or 100 do
-    local v = fn()
-    if v then
-      return v
-    end
-    os.execute("sleep 0.1")
-  end
-  return nil
-end
+-- Waits until fn() returns a true value, for at most `seconds` (default
+-- 10); returns that value or nil. See clock.wait_for.
+_M.wait_for = clock.wait_for
 
 function _M.start(dir, scripts, extra)
   local self = setmetatable({ dir = dir, log = dir .. "/agent.log", pid_file = dir .. "/agent.pid",
@@ -28,15 +20,25 @@ function _M.start(dir, scripts, extra)
     e2e.quote(e2e.bin), e2e.quote(self.pid_file), e2e.quote(scripts), extra or "", e2e.quote(self.log),
     e2e.quote(self.exit_file))
   os.execute(cmd)
-  self.pid = _M.wait_for(function() return tonumber(e2e.read_all(self.pid_file) or "") end, 100)
+  self.pid = _M.wait_for(function() return tonumber(e2e.read_all(self.pid_file) or "") end)
   self.port = _M.wait_for(function()
     return tonumber((e2e.read_all(self.log) or ""):match("on port (%d+)"))
-  end, 100)
+  end)
   return self
 end
 
 function Agent:log_text()
   return e2e.read_all(self.log) or ""
+end
+
+-- The end of the log, its last `lines` lines (default 40), for failure
+-- messages that must stay readable.
+function Agent:log_tail(lines)
+  local all = {}
+  for line in self:log_text():gmatch("[^\n]+") do
+    all[#all + 1] = line
+  end
+  return table.concat(all, "\n", math.max(1, #all - (lines or 40) + 1))
 end
 
 function Agent:get(path)
@@ -66,7 +68,7 @@ function Agent:stop()
     return nil
   end
   self:signal("TERM")
-  local status = _M.wait_for(function() return tonumber(e2e.read_all(self.exit_file) or "") end, 100)
+  local status = _M.wait_for(function() return tonumber(e2e.read_all(self.exit_file) or "") end)
   if not status then
     self:signal("KILL")
   end

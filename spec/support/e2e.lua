@@ -48,6 +48,16 @@ function _M.rmdir(dir)
   end
 end
 
+-- A process name of dir's case alone: prefix, "_" and the unique end of the
+-- name tmpdir() gave dir, so that events counted by name are never another
+-- spec's or another test suite's running at the same time. At most 15
+-- characters, as the kernel keeps of a process's name (comm).
+function _M.own_name(dir, prefix)
+  local name = prefix .. "_" .. dir:match("[^.]+$")
+  assert(#name <= 15, "longer than a comm: " .. name)
+  return name
+end
+
 -- Runs a shell command; returns its exit code, stdout and stderr.
 function _M.run(cmd)
   local dir = _M.tmpdir()
@@ -85,13 +95,29 @@ function _M.public_copy(dir)
     q(dir .. "/lua") .. " ", q(bin)
 end
 
--- Starts a workload in the background; returns its pid.
-function _M.spawn(name, arg_words)
-  local cmd = shell_quote(_M.workloads .. "/" .. name) .. " " .. (arg_words or "")
-  local p = io.popen(cmd .. " >/dev/null 2>&1 & echo $!")
+-- Starts the program at path in the background; returns its pid.
+local function start(path, arg_words)
+  local p = io.popen(shell_quote(path) .. " " .. (arg_words or "") .. " >/dev/null 2>&1 & echo $!")
   local pid = tonumber(p:read("*l"))
   p:close()
   return pid
+end
+
+-- Starts a workload in the background; returns its pid.
+function _M.spawn(name, arg_words)
+  return start(_M.workloads .. "/" .. name, arg_words)
+end
+
+-- Starts a copy of a workload, made in dir/workloads, in the background;
+-- returns its pid. The copy's command line and executable path name dir, so
+-- a spec can tell its own workload from the same one run by anything else on
+-- the host (another spec, another test suite).
+function _M.spawn_copy(dir, name, arg_words)
+  local path = dir .. "/workloads/" .. name
+  local code, _, err = _M.run(string.format("mkdir -p %s && cp %s %s", shell_quote(dir .. "/workloads"),
+    shell_quote(_M.workloads .. "/" .. name), shell_quote(path)))
+  assert(code == 0, "cannot copy the workload " .. name .. " into " .. dir .. ": " .. err)
+  return start(path, arg_words)
 end
 
 function _M.kill(pid)

@@ -11,6 +11,7 @@
 -- Records are the stub's JSON lines decoded: rpc, call, time (ms), metadata,
 -- and message (proto3 JSON: proto field names, int64 values as strings) with
 -- seq for streamed messages, or rejected = "UNAUTHENTICATED".
+local clock = require("support.clock")
 local e2e = require("support.e2e")
 local cjson = require("cjson")
 
@@ -122,15 +123,45 @@ function Stub:records(rpc)
   return out
 end
 
--- Waits (up to tries x 0.1 s, default 100) until at least n records of rpc
+-- Waits (up to `seconds`, default 10) until at least n records of rpc
 -- exist; returns them, or nil on timeout.
-function Stub:wait_records(rpc, n, tries)
-  return poll(function()
+function Stub:wait_records(rpc, n, seconds)
+  return clock.wait_for(function()
     local recs = self:records(rpc)
     if #recs >= n then
       return recs
     end
-  end, tries or 100)
+  end, seconds)
+end
+
+-- The keys of a set, sorted, as one line; a count follows each key whose
+-- value is a number.
+local function keys_line(set)
+  local out = {}
+  for k, v in pairs(set) do
+    out[#out + 1] = type(v) == "number" and k .. " x" .. v or k
+  end
+  table.sort(out)
+  return #out > 0 and table.concat(out, ", ") or "none"
+end
+
+-- What the stub recorded, in short, for failure messages: how many calls of
+-- each rpc, the processes reported (pid and process name) and the tasks
+-- whose data arrived.
+function Stub:summary()
+  local calls, processes, tasks = {}, {}, {}
+  for _, r in ipairs(self:records()) do
+    calls[r.rpc] = (calls[r.rpc] or 0) + 1
+    for _, p in ipairs(r.rpc == "reportProcesses" and r.message.processes or {}) do
+      local host = p.hostProcess or {}
+      processes[tostring(host.pid) .. " " .. tostring((host.entity or {}).processName)] = true
+    end
+    if r.rpc == "collectProfilingData" and r.message.task then
+      tasks[r.message.task.taskId] = true
+    end
+  end
+  return string.format("the stand-in OAP recorded calls: %s; processes reported: %s; data of tasks: %s",
+    keys_line(calls), keys_line(processes), keys_line(tasks))
 end
 
 -- Stops the stub with SIGTERM; returns its exit status (nil if it had to be
