@@ -122,19 +122,23 @@ struct mr_profiler_opts {
 	int32_t kernel;      /* 1: keep kernel frames */
 	const int32_t *pids; /* processes to profile; NULL: every process */
 	uint32_t npids;
-	uint32_t max_stacks; /* stack map entries; 0: default */
+	uint32_t max_stacks;  /* stack map entries; 0: default */
+	uint64_t duration_ns; /* nothing is counted past this long after start; 0: until stopped */
 };
 
 struct mr_profiler_stats {
 	uint64_t samples;           /* samples (or switches) aggregated in the kernel */
 	uint64_t idle_samples;      /* on-CPU samples of idle CPUs, not profiled */
 	uint64_t lost_user_stack;   /* user stack could not be read */
-	uint64_t lost_stack_full;   /* stack storage full (or out of memory) */
+	uint64_t lost_stack_full;   /* stack storage full */
+	uint64_t lost_stack_nomem;  /* no kernel memory to store a stack */
 	uint64_t lost_counts_full;  /* count map full */
+	uint64_t lost_counts_nomem; /* no kernel memory to count a stack */
 	uint64_t lost_notify;       /* new-process notices dropped (ring full) */
 	uint64_t lost_offcpu_start; /* blocked-since map full */
 	uint64_t processes;         /* distinct processes seen */
 	uint64_t stacks;            /* distinct (pid, stack) keys drained */
+	uint64_t truncated_stacks;  /* user stacks cut at a frame outside executable code */
 	uint64_t first_sample_ns;   /* CLOCK_MONOTONIC time of the first sample, 0 if none */
 	uint64_t start_ns;          /* CLOCK_MONOTONIC time the profiler was attached */
 };

@@ -51,6 +51,14 @@ struct mr_symbolizer_stats {
 	uint64_t processes;       /* processes whose mappings are known */
 	uint64_t maps_reads;      /* reads of /proc/PID/maps */
 	uint64_t unresolved;      /* addresses left without a symbol */
+	uint64_t not_code;        /* addresses of known processes outside their executable mappings */
+};
+
+enum mr_symbol_flags {
+	/* addr is a return address (a frame above the leaf): name the function
+	 * holding the call, at addr - 1, as the address may already be in the
+	 * next function when the call never returns */
+	MR_SYMBOL_RETURN_ADDRESS = 1
 };
 
 mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen);
@@ -59,12 +67,14 @@ void mr_symbolizer_free(mr_symbolizer *s);
  * addresses resolve after it exits. */
 int mr_symbolizer_track(mr_symbolizer *s, int32_t pid, char *err, size_t errlen);
 void mr_symbolizer_forget(mr_symbolizer *s, int32_t pid);
-/* Resolves one address; out's strings live as long as the symbolizer. An
- * address that has no name still fills out (module and offset when known). */
-int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, struct mr_symbol *out, char *err,
-			  size_t errlen);
-int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out, char *err,
-				 size_t errlen);
+/* Resolves one address (flags: enum mr_symbol_flags); out's strings live as
+ * long as the symbolizer. An address that has no name still fills out
+ * (module and offset when known). -EFAULT when the process is known but addr
+ * is in none of its executable mappings: not code, a junk frame. */
+int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, uint32_t flags, struct mr_symbol *out,
+			  char *err, size_t errlen);
+int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, uint32_t flags, struct mr_symbol *out,
+				 char *err, size_t errlen);
 /* Resolves a file offset of an ELF file directly. */
 int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
 			       struct mr_symbol *out, char *err, size_t errlen);

@@ -9,7 +9,7 @@ set(MR_SOURCES_base file_read.c grow_array.c hash_index.c host_port.c intern.c l
 set(MR_SOURCES_system clock.c network_identity.c signals.c uuid.c version.c)
 set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
-set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c
+set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c sym_plt.c
     sym_process.c sym_table.c sym_vdso.c symbolizer.c)
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c)
 set(MR_SOURCES_profile profile.c profile_samples.c)

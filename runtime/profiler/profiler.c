@@ -191,6 +191,8 @@ int mr_profiler_start(mr_profiler *p, char *err, size_t errlen)
 	}
 	p->started = 1;
 	p->start_ns = mr_sys_monotonic_ns();
+	if (p->opts.duration_ns)
+		__atomic_store_n(&p->skel->bss->stop_ns, p->start_ns + p->opts.duration_ns, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -230,12 +232,15 @@ void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out)
 	out->idle_samples = c->idle_samples;
 	out->lost_user_stack = c->lost_user_stack;
 	out->lost_stack_full = c->lost_stack_full;
+	out->lost_stack_nomem = c->lost_stack_nomem;
 	out->lost_counts_full = c->lost_counts_full;
+	out->lost_counts_nomem = c->lost_counts_nomem;
 	out->lost_notify = c->lost_notify;
 	out->lost_offcpu_start = c->lost_offcpu_start;
 	out->first_sample_ns = c->first_sample_ns;
 	out->processes = mr_pid_table_count(p->comms);
 	out->stacks = p->stacks_drained;
+	out->truncated_stacks = p->truncated_stacks;
 	out->start_ns = p->start_ns;
 }
 

@@ -25,6 +25,7 @@ struct drain {
 	struct mr_profiler *p;
 	mr_profile *prof;
 	int stacks_fd;
+	int stacks_spill_fd;
 	uint32_t frames[MAX_FRAMES];
 	uint32_t depth;
 };
@@ -60,34 +61,56 @@ static int add_frame(struct drain *d, const struct mr_symbol *s, uint32_t *id)
 	return rc ? rc : mr_profile_frame_add(d->prof, &f, id, NULL, 0);
 }
 
-/* A tracepoint program's kernel stack starts inside the BPF machinery that
- * ran it; those frames say nothing about the profiled thread. */
-static int is_bpf_frame(const struct mr_symbol *s)
+/* An off-CPU stack is taken inside the tracepoint that runs the program:
+ * its first frames are the tracing machinery (BPF program and trampolines,
+ * the tracepoint's iterator), whose names vary with the kernel but keep
+ * these prefixes. They say nothing about where the thread blocked. */
+static int is_tracing_frame(const struct mr_symbol *s)
 {
-	return s->name &&
-	       (strncmp(s->name, "bpf_prog_", 9) == 0 || strncmp(s->name, "bpf_trace_run", 13) == 0 ||
-		strncmp(s->name, "__bpf_trace_", 12) == 0);
+	static const char *const prefixes[] = { "bpf_",        "__bpf_",   "__traceiter_", "trace_call_bpf",
+						"perf_trace_", "__trace_", "__probestub_" };
+
+	for (size_t i = 0; s->name && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(s->name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
 }
 
-/* Appends the frames of one stored stack; an address that cannot be
- * resolved still gets a frame ("[unknown]" or module+offset). */
+static int resolve(struct drain *d, __u64 ip, int32_t pid, int kernel, uint32_t flags, struct mr_symbol *sym)
+{
+	int rc = kernel ? mr_symbolizer_resolve_kernel(d->p->sym, ip, flags, sym, NULL, 0)
+			: mr_symbolizer_resolve(d->p->sym, pid, ip, flags, sym, NULL, 0);
+
+	if (rc != 0 && rc != -EFAULT) {
+		memset(sym, 0, sizeof(*sym));
+		sym->kind = MR_FRAME_UNKNOWN;
+		rc = 0;
+	}
+	return rc;
+}
+
+/* Appends the frames of one stored stack, leaf first. Every frame above the
+ * leaf holds a return address, named by the call before it. A user frame
+ * outside the process's executable mappings is a junk return address from a
+ * frame-pointer walk through code without frame pointers: the stack ends
+ * there (counted in truncated_stacks). An address that cannot be resolved
+ * otherwise still gets a frame ("[unknown]" or module+offset). */
 static int add_stack(struct drain *d, __u64 hash, int32_t pid, int kernel)
 {
 	struct mr_stack_trace st;
 	struct mr_symbol sym;
-	int leading = kernel, rc = 0;
+	int leading = kernel && d->p->opts.off_cpu, rc = 0;
 
-	if (!hash || bpf_map_lookup_elem(d->stacks_fd, &hash, &st) != 0)
+	if (!hash || (bpf_map_lookup_elem(d->stacks_fd, &hash, &st) != 0 &&
+		      bpf_map_lookup_elem(d->stacks_spill_fd, &hash, &st) != 0))
 		return 0;
 	for (int i = 0; rc == 0 && i < MR_MAX_STACK_DEPTH && st.ips[i] && d->depth < MAX_FRAMES; i++) {
-		int found = kernel ? mr_symbolizer_resolve_kernel(d->p->sym, st.ips[i], &sym, NULL, 0)
-				   : mr_symbolizer_resolve(d->p->sym, pid, st.ips[i], &sym, NULL, 0);
-
-		if (found != 0) {
-			memset(&sym, 0, sizeof(sym));
-			sym.kind = MR_FRAME_UNKNOWN;
+		if (resolve(d, st.ips[i], pid, kernel, i > 0 ? MR_SYMBOL_RETURN_ADDRESS : 0, &sym) ==
+		    -EFAULT) {
+			d->p->truncated_stacks++;
+			break;
 		}
-		if (leading && is_bpf_frame(&sym))
+		if (leading && is_tracing_frame(&sym))
 			continue;
 		leading = 0;
 		rc = add_frame(d, &sym, &d->frames[d->depth++]);
@@ -168,8 +191,8 @@ static int drain_map(struct drain *d, int fd)
 int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen)
 {
 	struct drain *d = calloc(1, sizeof(*d));
-	struct bpf_map *old;
-	int rc;
+	__u32 idle;
+	int rc, spill_rc;
 
 	if (!d) {
 		snprintf(err, errlen, "cannot read the kernel's counts: out of memory");
@@ -181,10 +204,14 @@ int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen
 	d->p = p;
 	d->prof = prof;
 	d->stacks_fd = bpf_map__fd(p->skel->maps.stacks);
-	old = p->skel->bss->active ? p->skel->maps.counts1 : p->skel->maps.counts0;
-	__atomic_store_n(&p->skel->bss->active, !p->skel->bss->active, __ATOMIC_SEQ_CST);
+	d->stacks_spill_fd = bpf_map__fd(p->skel->maps.stacks_spill);
+	idle = p->skel->bss->active;
+	__atomic_store_n(&p->skel->bss->active, !idle, __ATOMIC_SEQ_CST);
 	mr_sys_sleep_ms(FLIP_GRACE_MS);
-	rc = drain_map(d, bpf_map__fd(old));
+	rc = drain_map(d, bpf_map__fd(idle ? p->skel->maps.counts1 : p->skel->maps.counts0));
+	spill_rc = drain_map(d,
+			     bpf_map__fd(idle ? p->skel->maps.counts_spill1 : p->skel->maps.counts_spill0));
+	rc = rc ? rc : spill_rc;
 	free(d);
 	if (rc == -EIO)
 		snprintf(err, errlen, "the kernel's counts were read, but some could not be cleared: %s",

@@ -27,6 +27,7 @@ struct mr_profiler {
 	struct mr_pid_table *comms; /* pid -> name (MR_COMM_LEN + 1 bytes) */
 	uint64_t start_ns;
 	uint64_t stacks_drained;
+	uint64_t truncated_stacks; /* user stacks cut at a frame that is not code */
 	int started;
 };
 

@@ -192,8 +192,8 @@ struct mr_sym_file *mr_sym_process_file(const struct mr_sym_process *p, const st
 	return p->files[m - p->maps.v];
 }
 
-const char *mr_sym_process_jit(struct mr_sym_process *p, uint64_t addr)
+const char *mr_sym_process_jit(struct mr_sym_process *p, uint64_t addr, int return_address)
 {
 	reload_perf_map(p);
-	return mr_sym_table_find(&p->perf, addr);
+	return return_address ? mr_sym_table_find_return(&p->perf, addr) : mr_sym_table_find(&p->perf, addr);
 }

@@ -31,6 +31,6 @@ void mr_sym_process_free(struct mr_sym_process *p);
 struct mr_sym_file *mr_sym_process_file(const struct mr_sym_process *p, const struct mr_proc_map_entry *m);
 /* The JIT symbol at addr from /tmp/perf-PID.map, reloaded when the file
  * changed; the last loaded copy answers once the file is gone. */
-const char *mr_sym_process_jit(struct mr_sym_process *p, uint64_t addr);
+const char *mr_sym_process_jit(struct mr_sym_process *p, uint64_t addr, int return_address);
 
 #endif

@@ -34,6 +34,7 @@ struct mr_symbolizer {
 	int vdso_fd;                   /* the vDSO image, -1 when unavailable */
 	uint64_t maps_reads;
 	uint64_t unresolved;
+	uint64_t not_code;
 };
 
 static void free_process(void *p)
@@ -157,9 +158,9 @@ static const char *intern_symbol(mr_symbolizer *s, const char *raw)
 }
 
 /* Names the function at out->offset of f; out->module is already set. */
-static int fill_from_file(mr_symbolizer *s, const struct mr_sym_file *f, struct mr_symbol *out)
+static int fill_from_file(mr_symbolizer *s, const struct mr_sym_file *f, int ret, struct mr_symbol *out)
 {
-	const char *raw = mr_sym_file_lookup(f, out->offset);
+	const char *raw = mr_sym_file_lookup(f, out->offset, ret);
 
 	out->build_id = mr_string_map_intern(s->strings, f->build_id);
 	if (!out->build_id)
@@ -173,10 +174,10 @@ static int fill_from_file(mr_symbolizer *s, const struct mr_sym_file *f, struct 
 }
 
 /* Names addr from the process's perf map; 0 when found, else -ENOENT. */
-static int fill_jit(mr_symbolizer *s, struct mr_sym_process *p, uint64_t addr, struct mr_symbol *out)
+static int fill_jit(mr_symbolizer *s, struct mr_sym_process *p, uint64_t addr, int ret, struct mr_symbol *out)
 {
 	char path[64];
-	const char *name = mr_sym_process_jit(p, addr);
+	const char *name = mr_sym_process_jit(p, addr, ret);
 
 	if (!name)
 		return -ENOENT;
@@ -191,9 +192,9 @@ static int fill_jit(mr_symbolizer *s, struct mr_sym_process *p, uint64_t addr, s
 }
 
 static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p, const struct mr_proc_map_entry *m,
-			  uint64_t addr, struct mr_symbol *out)
+			  uint64_t addr, int ret, struct mr_symbol *out)
 {
-	int rc = fill_jit(s, p, addr, out);
+	int rc = fill_jit(s, p, addr, ret, out);
 
 	if (rc != -ENOENT)
 		return rc;
@@ -207,13 +208,13 @@ static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p, const stru
 }
 
 static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p, const struct mr_proc_map_entry *m,
-			     uint64_t addr, struct mr_symbol *out)
+			     uint64_t addr, int ret, struct mr_symbol *out)
 {
 	const struct mr_sym_file *f = mr_sym_process_file(p, m);
 
 	if (m->path[0] != '/' && !f)
-		return fill_anonymous(s, p, m, addr, out);
-	if (!f && fill_jit(s, p, addr, out) == 0)
+		return fill_anonymous(s, p, m, addr, ret, out);
+	if (!f && fill_jit(s, p, addr, ret, out) == 0)
 		return 0; /* e.g. JIT code in a memfd mapping */
 	out->module = mr_string_map_intern(s->strings, m->path);
 	if (!out->module)
@@ -221,7 +222,7 @@ static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p, const s
 	out->offset = addr - m->start + m->pgoff;
 	out->kind = MR_FRAME_USER;
 	if (f)
-		return fill_from_file(s, f, out);
+		return fill_from_file(s, f, ret, out);
 	s->unresolved++;
 	return 0;
 }
@@ -247,8 +248,8 @@ static const struct mr_proc_map_entry *find_mapping(mr_symbolizer *s, int32_t pi
 	return m;
 }
 
-int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, struct mr_symbol *out, char *err,
-			  size_t errlen)
+int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, uint32_t flags, struct mr_symbol *out,
+			  char *err, size_t errlen)
 {
 	struct mr_sym_process *p = NULL;
 	const struct mr_proc_map_entry *m;
@@ -258,12 +259,23 @@ int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, struct m
 		return mr_error(err, errlen, -EINVAL, "no symbolizer or no output");
 	clear_symbol(out);
 	m = find_mapping(s, pid, addr, &p, &rc);
+	if (!m && p) {
+		s->not_code++;
+		return mr_error(err, errlen, -EFAULT, "0x%llx is not code of process %d: no mapping holds it",
+				(unsigned long long)addr, (int)pid);
+	}
 	if (!m) {
 		s->unresolved++;
 		return mr_error(err, errlen, rc, "no mapping of process %d holds 0x%llx: %s", (int)pid,
 				(unsigned long long)addr, strerror(-rc));
 	}
-	rc = fill_from_mapping(s, p, m, addr, out);
+	if (!m->exec) {
+		s->not_code++;
+		return mr_error(err, errlen, -EFAULT,
+				"0x%llx is not code of process %d: %s is not executable",
+				(unsigned long long)addr, (int)pid, m->path[0] ? m->path : "[anon]");
+	}
+	rc = fill_from_mapping(s, p, m, addr, flags & MR_SYMBOL_RETURN_ADDRESS, out);
 	return rc ? mr_error(err, errlen, rc, "out of memory naming 0x%llx", (unsigned long long)addr) : 0;
 }
 
@@ -282,8 +294,8 @@ static int load_kernel(mr_symbolizer *s)
 	return rc;
 }
 
-int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out, char *err,
-				 size_t errlen)
+int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, uint32_t flags, struct mr_symbol *out,
+				 char *err, size_t errlen)
 {
 	int rc;
 
@@ -295,7 +307,8 @@ int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symb
 	out->kind = MR_FRAME_KERNEL;
 	rc = load_kernel(s);
 	if (rc == 0 && s->ksyms_state == KSYMS_LOADED)
-		out->name = mr_sym_table_find(&s->ksyms, addr);
+		out->name = flags & MR_SYMBOL_RETURN_ADDRESS ? mr_sym_table_find_return(&s->ksyms, addr)
+							     : mr_sym_table_find(&s->ksyms, addr);
 	if (!out->name)
 		s->unresolved++;
 	if (rc == -EOPNOTSUPP)
@@ -323,7 +336,7 @@ int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file
 	out->module = mr_string_map_intern(s->strings, path);
 	out->offset = file_offset;
 	out->kind = MR_FRAME_USER;
-	rc = out->module ? fill_from_file(s, f, out) : -ENOMEM;
+	rc = out->module ? fill_from_file(s, f, 0, out) : -ENOMEM;
 	mr_sym_file_cache_put(s->cache, f);
 	return rc ? mr_error(err, errlen, rc, "out of memory naming %s+0x%llx", path,
 			     (unsigned long long)file_offset)
@@ -345,4 +358,5 @@ void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out
 	out->processes = mr_string_map_count(s->procs);
 	out->maps_reads = s->maps_reads;
 	out->unresolved = s->unresolved;
+	out->not_code = s->not_code;
 }

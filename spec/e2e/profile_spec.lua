@@ -112,6 +112,39 @@ describe("moonrover profile (end to end)", function()
       string.format("alpha:beta = %d:%d = %.3f", alpha, beta, ratio))
   end)
 
+  it("names a caller whose call never returns by the call, not by the next function", function()
+    local pid = spawn("noreturn_caller", "30")
+    local out = dir .. "/noreturn.folded"
+    local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "1", "--no-kernel", "-o", out })
+    assert.same(0, code, stderr)
+    local text = e2e.read_all(out)
+    assert.matches("main;caller_a;die_here ", text, 1, true)
+    assert.is_nil(text:find("caller_b", 1, true), text)
+  end)
+
+  it("counts nothing past its duration, however late it gets to stop", function()
+    local pid = spawn("cpu_ratio", "30")
+    local out = dir .. "/late.folded"
+    -- moonrover is stopped for 3 s in the middle of a 2 s profile, as a long
+    -- drain or a paused virtual machine would hold it; the kernel samples on
+    local script = string.format("%s profile -p %d -d 2 -F 99 --no-kernel -o %s & m=$!; sleep 0.5; "
+      .. "kill -STOP $m; sleep 3; kill -CONT $m; wait $m", e2e.quote(e2e.bin), pid, e2e.quote(out))
+    local code, stdout, stderr = e2e.run("sh -c " .. e2e.quote(script))
+    assert.same(0, code, stderr)
+    local taken = tonumber((stdout:match("samples taken: ([%d,]+)") or ""):gsub(",", ""), 10)
+    -- one thread sampled at 99 Hz for 2 s: 198, and a little for timer slack
+    assert.is_true(taken and taken <= 2 * 99 * 1.05, stdout)
+    assert.matches("duration: 2.0 s", stdout, 1, true)
+  end)
+
+  it("loses nothing when it starts, however many new stacks arrive at once", function()
+    for _ = 1, 5 do
+      local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-F", "999", "-o", dir .. "/start.folded" })
+      assert.same(0, code, stderr)
+      assert.matches("samples lost: none\n", stdout, 1, true)
+    end
+  end)
+
   it("finds the function an off-CPU workload sleeps in", function()
     local pid = spawn("sleeper", "30")
     local out = dir .. "/off.folded"
@@ -119,8 +152,14 @@ describe("moonrover profile (end to end)", function()
     assert.same(0, code, stderr)
     local text = e2e.read_all(out)
     assert.matches("nap_in_known_function", text)
-    local _, seen = by_leaf(text)
+    local leaves, seen = by_leaf(text)
     assert.is_true(seen.main)
+    -- the stacks are taken inside the tracepoint the program runs in: none of
+    -- its machinery may remain at the leaf, where the thread blocked
+    for leaf in pairs(leaves) do
+      assert.is_nil(leaf:match("^_*bpf") or leaf:match("^_*trace") or leaf:match("^perf_"), leaf)
+    end
+    assert.truthy(leaves.__schedule or leaves.schedule, text)
     local blocked = 0
     for _, s in ipairs(folded.parse(text)) do
       for _, f in ipairs(s.frames) do

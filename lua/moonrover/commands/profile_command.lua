@@ -166,7 +166,9 @@ end
 local LOST_REASONS = {
   { "lost_user_stack", "user stack unreadable" },
   { "lost_stack_full", "stack storage full" },
+  { "lost_stack_nomem", "no kernel memory for a stack" },
   { "lost_counts_full", "count map full" },
+  { "lost_counts_nomem", "no kernel memory for a count" },
   { "lost_offcpu_start", "blocked-thread map full" },
   { "lost_notify", "process notices dropped (names may be missing)" },
 }
@@ -184,6 +186,7 @@ function _M.summary_stats(s, job, duration_ns)
     lost = lost,
     processes = s.processes,
     stacks = s.stacks,
+    truncated = s.truncated_stacks,
     output = job.output,
     duration = duration_ns / 1e9,
     first_sample_ms = first or nil,
@@ -195,6 +198,7 @@ local function meta_for(job, duration_ns)
   local scope = job.pids and ("pid " .. table.concat(job.pids, ",")) or "all processes"
   return {
     title = string.format("moonrover: %s, %s", what, scope),
+    scope = scope,
     subtitle = string.format("%.1f s%s", duration_ns / 1e9,
       job.off_cpu and "" or string.format(", %d Hz", job.frequency)),
     unit = job.off_cpu and "nanoseconds" or "samples",
@@ -230,7 +234,8 @@ function _M.profile(job)
   if ok then
     ok, err = collect(p, job)
   end
-  local duration_ns = monotonic_ns() - started
+  -- The profiler counts nothing past the duration, however late it stops.
+  local duration_ns = math.min(monotonic_ns() - started, job.duration_ns)
   local stats = p:stats()
   p:close()
   if not ok then

@@ -3,7 +3,9 @@
 -- the run's statistics as one screen of text (<= 80 columns, <= 30 lines).
 --
 -- stats (every field optional): duration (seconds), samples (number taken),
--- lost ({ {reason=, n=}, ... }), output (path written).
+-- lost ({ {reason=, n=}, ... }), truncated (user stacks cut at a frame that
+-- is not code), output (path written). meta: scope ("all processes", "pid 7"),
+-- off_cpu.
 local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
@@ -137,15 +139,20 @@ local function header_lines(summary, stats, meta)
   local run = string.format("duration: %s   samples taken: %s", duration_text(stats),
                             samples_text(stats, summary, meta))
   if off then run = run .. "   off-CPU time: " .. format_time(summary.total or 0) end
-  return {
+  local lines = {
     string.format("moonrover profile (%s)%s", off and "off-CPU" or "on-CPU",
-                  meta.title and ": " .. tostring(meta.title) or ""),
+                  meta.scope and ": " .. tostring(meta.scope) or ""),
     run,
     "samples lost: " .. lost_text(stats.lost),
     string.format("processes seen: %s   distinct stacks: %s",
                   group(summary.processes or 0), group(summary.stacks or 0)),
-    "output: " .. tostring(stats.output or "none"),
   }
+  if (tonumber(stats.truncated) or 0) > 0 then
+    lines[#lines + 1] = string.format("stacks cut at a frame that is not code: %s (code without frame pointers)",
+                                      group(stats.truncated))
+  end
+  lines[#lines + 1] = "output: " .. tostring(stats.output or "none")
+  return lines
 end
 
 local function table_lines(heading, rows, meta)
