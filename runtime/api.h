@@ -83,8 +83,9 @@ struct mr_frame {
 };
 
 struct mr_module {
-	uint32_t path;     /* string id of the file path */
-	uint32_t build_id; /* string id of the hex build-id ("" when none) */
+	uint32_t path;       /* string id of the file path */
+	uint32_t build_id;   /* string id of the hex build-id ("" when none) */
+	uint32_t executable; /* 1 when it is the executable of some sampled process */
 };
 
 struct mr_sample {

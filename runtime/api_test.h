@@ -22,8 +22,10 @@ int mr_sys_sleep_ms(int32_t ms);
 /* The _add functions intern their argument (NULL counts as "") and store its
  * id in *id. */
 int mr_profile_string_add(mr_profile *p, const char *s, uint32_t *id, char *err, size_t errlen);
-int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id, uint32_t *id, char *err,
-			  size_t errlen);
+/* executable (0 or 1) marks the module as some sampled process's executable;
+ * it is not part of the module's identity and, once set, stays set. */
+int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id, int32_t executable,
+			  uint32_t *id, char *err, size_t errlen);
 int mr_profile_frame_add(mr_profile *p, const struct mr_frame *f, uint32_t *id, char *err, size_t errlen);
 /* Adds count/nanos to the sample with this pid, comm and stack (frame ids,
  * leaf first), creating it when new. */
@@ -37,12 +39,16 @@ const struct mr_module *mr_profile_modules(const mr_profile *p);
 
 typedef struct mr_symbolizer mr_symbolizer;
 
+/* The module name of kernel frames, as perf names it. */
+#define MR_KERNEL_MODULE "[kernel.kallsyms]"
+
 struct mr_symbol {
 	const char *name;     /* demangled function name, NULL when unresolved */
 	const char *module;   /* path of the file, or "[kernel.kallsyms]", NULL when unknown */
 	const char *build_id; /* hex build-id or "" */
 	uint64_t offset;      /* file offset within module (user) or the address (kernel) */
 	uint32_t kind;        /* enum mr_frame_kind */
+	uint32_t executable;  /* 1 when module is the process's executable */
 };
 
 struct mr_symbolizer_stats {

@@ -56,8 +56,8 @@ static int add_frame(struct drain *d, const struct mr_symbol *s, uint32_t *id)
 	}
 	rc = mr_profile_string_add(d->prof, name, &f.name, NULL, 0);
 	if (rc == 0 && s->module)
-		rc = mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "", &f.module,
-					   NULL, 0);
+		rc = mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "",
+					   (int32_t)s->executable, &f.module, NULL, 0);
 	return rc ? rc : mr_profile_frame_add(d->prof, &f, id, NULL, 0);
 }
 

@@ -3,6 +3,7 @@
  * or /proc/PID/map_files (deleted or replaced files), parsed once through the
  * file cache, and the JIT perf map. */
 #include "symbols/sym_process.h"
+#include "api.h"
 #include "proc/proc_root.h"
 #include "base/string_map.h"
 
@@ -138,6 +139,21 @@ static void reload_perf_map(struct mr_sym_process *p)
 	p->perf_mtime_ns = mtime;
 }
 
+/* The executable's path as /proc/PID/maps shows it (without " (deleted)"). */
+static char *exe_path(int pid)
+{
+	static const char deleted[] = " (deleted)";
+	char buf[PATH_MAX];
+	int32_t n = mr_proc_link(pid, "exe", buf, sizeof(buf), NULL, 0);
+	size_t dlen = sizeof(deleted) - 1;
+
+	if (n <= 0)
+		return NULL;
+	if ((size_t)n > dlen && strcmp(buf + n - dlen, deleted) == 0)
+		buf[n - dlen] = '\0';
+	return strdup(buf);
+}
+
 int mr_sym_process_snapshot(int pid, struct mr_sym_file_cache *c, int vdso_fd, struct mr_sym_process **out)
 {
 	struct mr_sym_process *p = calloc(1, sizeof(*p));
@@ -148,6 +164,7 @@ int mr_sym_process_snapshot(int pid, struct mr_sym_file_cache *c, int vdso_fd, s
 		return -ENOMEM;
 	p->pid = pid;
 	p->perf_size = -1;
+	p->exe = exe_path(pid);
 	rc = mr_proc_maps_read(pid, &p->maps);
 	if (rc == 0) {
 		p->files = calloc(p->maps.n, sizeof(*p->files));
@@ -183,6 +200,7 @@ void mr_sym_process_free(struct mr_sym_process *p)
 		return;
 	mr_proc_maps_free(&p->maps);
 	mr_sym_table_free(&p->perf);
+	free(p->exe);
 	free(p->files);
 	free(p);
 }

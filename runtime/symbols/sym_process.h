@@ -12,6 +12,7 @@
 
 struct mr_sym_process {
 	int pid;
+	char *exe; /* path of its executable, as its mappings name it; NULL when unknown */
 	struct mr_proc_maps maps;
 	struct mr_sym_file **files; /* per mapping; NULL when not a readable ELF */
 	struct mr_sym_table perf;

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #define CACHE_MAX_BYTES ((size_t)256 << 20)
-#define KERNEL_MODULE "[kernel.kallsyms]"
 #define KALLSYMS_PATH "/proc/kallsyms"
 
 enum ksyms_state { KSYMS_UNLOADED, KSYMS_LOADED, KSYMS_FAILED };
@@ -221,6 +220,7 @@ static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p, const s
 		return -ENOMEM;
 	out->offset = addr - m->start + m->pgoff;
 	out->kind = MR_FRAME_USER;
+	out->executable = p->exe && strcmp(m->path, p->exe) == 0;
 	if (f)
 		return fill_from_file(s, f, ret, out);
 	s->unresolved++;
@@ -302,7 +302,7 @@ int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, uint32_t flags
 	if (!s || !out)
 		return mr_error(err, errlen, -EINVAL, "no symbolizer or no output");
 	clear_symbol(out);
-	out->module = KERNEL_MODULE;
+	out->module = MR_KERNEL_MODULE;
 	out->offset = addr;
 	out->kind = MR_FRAME_KERNEL;
 	rc = load_kernel(s);

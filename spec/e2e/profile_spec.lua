@@ -181,6 +181,8 @@ describe("moonrover profile (end to end)", function()
     assert.same(0, rc, err)
     assert.matches("burn_alpha", top)
     assert.matches("burn_beta", top)
+    -- the main binary pprof names is the profiled program, not the kernel
+    assert.matches("File: cpu_ratio\n", top, 1, true)
   end)
 
   it("profiles every process into an SVG flame graph by default extension", function()

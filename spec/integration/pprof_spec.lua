@@ -96,7 +96,7 @@ local function off_cpu_profile()
   local p = new_profile()
   local kernel = module(p, "[kernel.kallsyms]", "")
   local libc = module(p, "/usr/lib/x86_64-linux-gnu/libc.so.6", "feedface")
-  local server = module(p, "/usr/sbin/server", "")
+  local server = module(p, "/usr/sbin/server", "", true)
   local stack = {
     frame(p, "schedule", kernel, 0xffffffff81c00010ULL, lib.MR_FRAME_KERNEL),
     frame(p, "read", libc, 0x11a0),
@@ -187,7 +187,10 @@ describe("mr_pprof_write", function()
     assert.equal(1, #traces)
     assert.same({ "schedule", "read", "main", "server" }, traces[1].frames)
     assert.equal("250ms", traces[1].value)
-    assert.matches("Type: off_cpu\n", pprof("-top -sample_index=off_cpu", path), 1, true)
+    local top = pprof("-top -sample_index=off_cpu", path)
+    assert.matches("Type: off_cpu\n", top, 1, true)
+    -- the kernel's module came first, but the executable is the main binary
+    assert.matches("File: server\n", top, 1, true)
   end)
 
   it("writes large profiles that stream through several compression chunks", function()
