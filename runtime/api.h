@@ -54,12 +54,15 @@ int mr_sys_ipv4(char *buf, size_t len, char *err, size_t errlen);
 
 /* Probes one kernel or machine feature by name ("root", "btf", "perf_event",
  * "tracepoint", "tp_btf", "uprobe", "ringbuf", "kallsyms") for real: load,
- * attach, fire. Returns 1 when it is usable, 0 when not; detail says why
- * either way. -EINVAL for an unknown name. */
+ * attach, fire. Returns 1 when it is usable, 0 when not, -EPERM when this
+ * user is not allowed to use it; detail says why in every case. -EINVAL for
+ * an unknown name. */
 int mr_kernel_check(const char *feature, char *detail, size_t len);
 /* The features mr_kernel_check knows, in the order `moonrover check` shows
  * them: the name of feature i, or NULL past the last. */
 const char *mr_kernel_feature(uint32_t i);
+/* What moonrover needs to be allowed to work: "root (or CAP_BPF, ...)". */
+const char *mr_kernel_privileges(void);
 
 /* ------------------------------------------------------------ profile data */
 
@@ -106,11 +109,26 @@ const struct mr_sample *mr_profile_samples(const mr_profile *p);
 const uint32_t *mr_profile_stack_frames(const mr_profile *p);
 const struct mr_frame *mr_profile_frames(const mr_profile *p);
 
-/* Writes the profile as gzipped pprof (profile.proto), replacing path
- * atomically. off_cpu selects the sample types; period_ns is the sampling
- * period of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm
- * labels and a root frame named after the process. */
-int mr_pprof_write(const mr_profile *p, const char *path, int32_t off_cpu, uint64_t period_ns,
+/* ----------------------------------------------------------------- outputs */
+
+/* An output file (runtime/base/output_file.c): written into a new temporary
+ * file beside path (created exclusively, never through a link), every write
+ * checked, then synced, closed and renamed over path by mr_output_commit; a
+ * failure leaves path as it was. "-" is standard output. */
+typedef struct mr_output mr_output;
+
+mr_output *mr_output_open(const char *path, char *err, size_t errlen);
+int mr_output_write(mr_output *o, const void *data, size_t len, char *err, size_t errlen);
+/* Finishes and frees o: 0, or the first error met writing it. */
+int mr_output_commit(mr_output *o, char *err, size_t errlen);
+/* Drops what was written and frees o. */
+void mr_output_abort(mr_output *o);
+
+/* Writes the profile as gzipped pprof (profile.proto) into out (commit it
+ * after). off_cpu selects the sample types; period_ns is the sampling period
+ * of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm labels
+ * and a root frame named after the process. */
+int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_t period_ns,
 		   uint64_t duration_ns, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- profiler */

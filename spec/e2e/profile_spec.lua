@@ -226,13 +226,80 @@ describe("moonrover profile (end to end)", function()
     assert.same(1, select(2, stderr:gsub("\n", "")))
   end)
 
+  it("writes every format to standard output with -o -", function()
+    local pid = spawn("cpu_ratio", "30")
+    for _, case in ipairs({ { "pprof", "gunzip -c | head -c 2 | od -An -tx1", " 0a %x%x" },
+      { "svg", "head -c 5", "<?xml" }, { "folded", "tail -n 1", "^cpu_ratio;[^\n]* %d+\n$" } }) do
+      local format, filter, expect = case[1], case[2], case[3]
+      local script = string.format("%s profile -p %d -d 1 -f %s -o - 2>/dev/null | %s", e2e.quote(e2e.bin), pid,
+        format, filter)
+      local code, stdout = e2e.run("sh -c " .. e2e.quote(script))
+      assert.same(0, code)
+      assert.matches(expect, stdout, 1, format == "svg")
+    end
+    assert.is_nil(io.open("-"), "no file named '-' is written")
+  end)
+
+  it("reports a full disk as an error and leaves no partial file, in every format", function()
+    local full = dir .. "/full"
+    e2e.run("mkdir " .. full .. " && mount -t tmpfs -o size=4k tmpfs " .. full)
+    for _, name in ipairs({ "p.svg", "p.folded", "p.pb.gz" }) do
+      local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", full .. "/" .. name })
+      assert.same(1, code, stdout)
+      assert.same("moonrover profile: cannot write " .. full .. "/" .. name, stderr:match("^(.-):[^:]*\n$")
+        :gsub(": writing pprof$", ""))
+      assert.matches("No space left on device\n$", stderr)
+      assert.is_nil(stdout:find("output:", 1, true))
+    end
+    local _, left = e2e.run("ls -A " .. full)
+    e2e.run("umount " .. full)
+    assert.same("", left)
+  end)
+
+  it("says when the profiled processes exit early, and stops then", function()
+    local pid = spawn("cpu_ratio", "1")
+    local code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "30", "-o", dir .. "/e.folded" })
+    assert.same(0, code, stderr)
+    local gone = tonumber(stdout:match("the profiled processes exited ([%d.]+) s into the profile: stopped then\n"))
+    assert.is_true(gone and gone < 10, stdout)
+  end)
+
+  it("says why an off-CPU profile of a busy loop is empty", function()
+    local pid = spawn("noreturn_caller", "30")
+    local code, stdout, stderr = e2e.moonrover({ "profile", "--off-cpu", "-p", tostring(pid), "-d", "1",
+      "-o", dir .. "/busy.folded" })
+    assert.same(0, code, stderr)
+    assert.matches("no samples were taken: no profiled thread blocked during the profile\n", stdout, 1, true)
+  end)
+
+  it("treats a stray argument, an unknown format and -v as the command line says", function()
+    local code, stdout, stderr = e2e.moonrover({ "profile", "extra", "-o", dir .. "/stray.svg" })
+    assert.same(2, code)
+    assert.same("", stdout)
+    assert.matches("^moonrover profile: unexpected argument 'extra'", stderr)
+    assert.is_nil(io.open(dir .. "/stray.svg"))
+    code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", dir .. "/x.png" })
+    assert.same(2, code)
+    assert.same("", stdout)
+    assert.matches("use %-%-format folded|pprof|svg\n$", stderr)
+    code, stdout = e2e.moonrover({ "-v" })
+    assert.same(0, code)
+    assert.matches("^moonrover %d+%.%d+%.%d+", stdout)
+  end)
+
   it("tells a user without privileges to run it as root", function()
     local env, bin = e2e.public_copy(dir)
-    local code, _, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
+    local code, stdout, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
       bin .. " profile -d 1 -o /tmp/never.svg")
     assert.same(1, code, stderr)
-    assert.matches("^moonrover profile: profiling needs root", stderr)
+    assert.same("", stdout)
+    assert.matches("^moonrover profile: profiling needs root %(or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE", stderr)
     assert.same(1, select(2, stderr:gsub("\n", "")))
+    code, stdout = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " .. bin .. " check")
+    assert.same(1, code)
+    assert.is_nil(stdout:find("is not mounted", 1, true), stdout)
+    assert.is_nil(stdout:find("Linux 5.", 1, true), "no kernel advice for a permission problem:\n" .. stdout)
+    assert.matches("could not be tried by this user: moonrover needs root %(or CAP_BPF, CAP_PERFMON", stdout)
   end)
 end)
 

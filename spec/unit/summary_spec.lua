@@ -128,6 +128,18 @@ describe("summary.format", function()
     assert.truthy(text:match("\n  very_long_function_name_very%.%._very_long_function_name_39 "))
   end)
 
+  it("says why a profile of some processes is empty, and when they exited", function()
+    local off = { off_cpu = true, unit = "nanoseconds", scope = "pid 7" }
+    local text = summary.format(summary.compute({}, off), { gone_after = 0.5 }, off)
+    assert.truthy(text:find("no profiled thread blocked during the profile\n(off-CPU time counts waits: sleep, "
+      .. "I/O, locks; a busy loop never waits).\n", 1, true), text)
+    assert.truthy(text:find("\nthe profiled processes exited 0.5 s into the profile: stopped then\n", 1, true))
+    local on = { scope = "pid 7" }
+    text = summary.format(summary.compute({}, on), {}, on)
+    assert.truthy(text:find("no samples were taken: the profiled processes did not run on a CPU.\n", 1, true))
+    for _, line in ipairs(lines_of(text)) do assert.is_true(#line <= 80, line) end
+  end)
+
   it("does not crash on missing stats and says that no samples were taken", function()
     local text = summary.format(summary.compute({}, {}), nil, nil)
     assert.truthy(text:find("no samples were taken", 1, true))

@@ -4,8 +4,9 @@
 --
 -- stats (every field optional): duration (seconds), samples (number taken),
 -- lost ({ {reason=, n=}, ... }), truncated (user stacks cut at a frame that
--- is not code), output (path written). meta: scope ("all processes", "pid 7"),
--- off_cpu.
+-- is not code), gone_after (seconds into the profile when every profiled
+-- process had exited), output (path written). meta: scope ("all processes",
+-- "pid 7"), off_cpu.
 local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
@@ -151,6 +152,10 @@ local function header_lines(summary, stats, meta)
     lines[#lines + 1] = string.format("stacks cut at a frame that is not code: %s (code without frame pointers)",
                                       group(stats.truncated))
   end
+  if stats.gone_after then
+    lines[#lines + 1] = string.format("the profiled processes exited %.1f s into the profile: stopped then",
+                                      stats.gone_after)
+  end
   lines[#lines + 1] = "output: " .. tostring(stats.output or "none")
   return lines
 end
@@ -173,6 +178,18 @@ local function append(dst, src)
   for _, line in ipairs(src) do dst[#dst + 1] = fit(line, WIDTH) end
 end
 
+-- Why a profile can be empty, in lines.
+local function why_no_samples(meta)
+  if folded.uses_nanos(meta) then
+    return { "no samples were taken: no profiled thread blocked during the profile",
+      "(off-CPU time counts waits: sleep, I/O, locks; a busy loop never waits)." }
+  end
+  if meta.scope and meta.scope ~= "all processes" then
+    return { "no samples were taken: the profiled processes did not run on a CPU." }
+  end
+  return { "no samples were taken: nothing ran on a CPU." }
+end
+
 -- The one-screen text summary of a run.
 function _M.format(summary, stats, meta)
   stats, meta = stats or {}, meta or {}
@@ -180,7 +197,7 @@ function _M.format(summary, stats, meta)
   append(lines, header_lines(summary, stats, meta))
   lines[#lines + 1] = ""
   if (summary.total or 0) <= 0 then
-    lines[#lines + 1] = "no samples were taken: nothing to rank."
+    append(lines, why_no_samples(meta))
   else
     append(lines, table_lines("top " .. #summary.top_self .. " by self", summary.top_self, meta))
     lines[#lines + 1] = ""
