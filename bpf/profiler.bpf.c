@@ -80,6 +80,9 @@ struct {
 	__type(value, struct mr_stack_trace);
 } scratch SEC(".maps");
 
+/* Processes announced to the runtime, by tgid, with their state. */
+enum { SEEN_CURRENT = 1, SEEN_BEFORE_EXEC = 2 };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 32768);
@@ -131,12 +134,18 @@ static __always_inline void notify(__u32 kind, __s32 pid)
 	bpf_ringbuf_submit(n, 0);
 }
 
-/* Tells the runtime about a process the first time it is sampled. */
+/* Tells the runtime about a process the first time it is sampled, and
+ * again at its first sample after an exec. */
 static __always_inline void note_process(__s32 pid)
 {
-	__u8 one = 1;
+	__u8 fresh = SEEN_CURRENT;
+	__u8 *state = bpf_map_lookup_elem(&seen, &pid);
 
-	if (bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST) == 0)
+	if (state && *state == SEEN_CURRENT)
+		return;
+	if (state)
+		*state = SEEN_CURRENT;
+	if (state || bpf_map_update_elem(&seen, &pid, &fresh, BPF_NOEXIST) == 0)
 		notify(MR_NOTICE_NEW, pid);
 }
 
@@ -313,15 +322,16 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 	return 0;
 }
 
-/* A process that was already seen execs: its mappings change. BTF-typed
- * tracepoints need no tracefs mount. */
+/* A process that was already sampled execs: its mappings change, so its
+ * next sample announces it again. BTF-typed tracepoints need no tracefs. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task)
 {
 	__s32 tgid = task->tgid;
+	__u8 *state = bpf_map_lookup_elem(&seen, &tgid);
 
-	if (bpf_map_lookup_elem(&seen, &tgid))
-		notify(MR_NOTICE_EXEC, tgid);
+	if (state)
+		*state = SEEN_BEFORE_EXEC;
 	return 0;
 }
 
@@ -333,8 +343,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	__s32 tid = task->pid;
 
 	bpf_map_delete_elem(&blocked, &tid);
-	if (tgid == tid)
-		bpf_map_delete_elem(&seen, &tgid);
+	if (tgid == tid && bpf_map_delete_elem(&seen, &tgid) == 0)
+		notify(MR_NOTICE_EXIT, tgid);
 	return 0;
 }
 

@@ -28,8 +28,8 @@ struct mr_stack_value {
 };
 
 enum mr_notice_kind {
-	MR_NOTICE_NEW = 1,  /* first sample of a process: capture its mappings now */
-	MR_NOTICE_EXEC = 2, /* a seen process replaced its image: capture again */
+	MR_NOTICE_NEW = 1, /* first sample of a process (or first since its exec): capture its mappings now */
+	MR_NOTICE_EXIT = 2, /* a sampled process exited: forget it once its samples are drained */
 };
 
 struct mr_notice {

@@ -156,7 +156,9 @@ struct mr_profiler_stats {
 	uint64_t lost_notify;       /* new-process notices dropped (ring full) */
 	uint64_t lost_offcpu_start; /* blocked-since map full */
 	uint64_t processes;         /* distinct processes seen */
+	uint64_t tracked;           /* processes whose mappings are held now */
 	uint64_t stacks;            /* distinct (pid, stack) keys drained */
+	uint64_t deferred;          /* stacks whose naming was put off to a later drain */
 	uint64_t truncated_stacks;  /* user stacks cut at a frame outside executable code */
 	uint64_t first_sample_ns;   /* CLOCK_MONOTONIC time of the first sample, 0 if none */
 	uint64_t start_ns;          /* CLOCK_MONOTONIC time the profiler was attached */
@@ -168,8 +170,11 @@ int mr_profiler_start(mr_profiler *p, char *err, size_t errlen);
  * get their mappings captured). Returns the number handled (0 when a signal
  * cut the wait short). */
 int mr_profiler_poll(mr_profiler *p, int32_t timeout_ms, char *err, size_t errlen);
-/* Moves everything counted so far into prof, symbolized. Nothing is lost
- * between drains: the kernel counts into a second map while one is read. */
+/* Moves what was counted so far into prof, symbolized. Nothing is lost
+ * between drains: the kernel counts into a second map while one is read.
+ * Each drain parses a bounded number of new ELF files; a stack that needs
+ * more is left counting in the kernel and named at a later drain. After
+ * mr_profiler_stop, a drain takes everything, whatever it costs. */
 int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen);
 void mr_profiler_stop(mr_profiler *p);
 void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out);

@@ -56,6 +56,7 @@ struct mr_symbolizer_stats {
 	uint64_t file_cache_hits; /* lookups answered by an already parsed file */
 	uint64_t processes;       /* processes whose mappings are known */
 	uint64_t maps_reads;      /* reads of /proc/PID/maps */
+	uint64_t roots;           /* root directories held open for tracked processes */
 	uint64_t unresolved;      /* addresses left without a symbol */
 	uint64_t not_code;        /* addresses of known processes outside their executable mappings */
 };
@@ -69,14 +70,16 @@ enum mr_symbol_flags {
 
 mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen);
 void mr_symbolizer_free(mr_symbolizer *s);
-/* Reads the mappings of pid now (and opens what they name) so that its
- * addresses resolve after it exits. */
+/* Reads the mappings of pid now and holds its root directory, so that its
+ * addresses resolve after it exits; the mapped files are opened and parsed
+ * when an address in them is first resolved. */
 int mr_symbolizer_track(mr_symbolizer *s, int32_t pid, char *err, size_t errlen);
 void mr_symbolizer_forget(mr_symbolizer *s, int32_t pid);
 /* Resolves one address (flags: enum mr_symbol_flags); out's strings live as
  * long as the symbolizer. An address that has no name still fills out
  * (module and offset when known). -EFAULT when the process is known but addr
- * is in none of its executable mappings: not code, a junk frame. */
+ * is in none of its executable mappings: not code, a junk frame. -EAGAIN
+ * when naming it needs a parse the limit forbids (mr_symbolizer_limit_parses). */
 int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, uint32_t flags, struct mr_symbol *out,
 			  char *err, size_t errlen);
 int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, uint32_t flags, struct mr_symbol *out,
@@ -85,6 +88,10 @@ int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, uint32_t flags
 int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
 			       struct mr_symbol *out, char *err, size_t errlen);
 void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out);
+/* Lets the next resolutions parse at most files more ELF files (-1: no
+ * limit, the default); past that, an address whose file is not parsed yet
+ * gets -EAGAIN, so a caller can spread the work and ask again later. */
+void mr_symbolizer_limit_parses(mr_symbolizer *s, int64_t files);
 
 /* ------------------------------------------------------------- data plane */
 

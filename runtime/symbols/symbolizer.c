@@ -27,10 +27,12 @@ struct mr_symbolizer {
 	enum ksyms_state ksyms_state;
 	struct mr_sym_table ksyms;
 	struct mr_sym_file_cache *cache;
+	struct mr_sym_roots *roots;    /* root directories of tracked processes */
 	struct mr_string_map *procs;   /* "pid" -> struct mr_sym_process */
 	struct mr_string_map *strings; /* interned result strings */
 	struct mr_string_map *names;   /* mangled name -> interned demangled name */
 	int vdso_fd;                   /* the vDSO image, -1 when unavailable */
+	int64_t parse_budget;          /* files that may still be parsed; -1: no limit */
 	uint64_t maps_reads;
 	uint64_t unresolved;
 	uint64_t not_code;
@@ -56,11 +58,13 @@ mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen)
 	}
 	s->kernel = kernel != 0;
 	s->vdso_fd = mr_sym_vdso_memfd();
+	s->parse_budget = -1;
+	s->roots = mr_sym_roots_new();
 	s->cache = mr_sym_file_cache_new(CACHE_MAX_BYTES);
 	s->procs = mr_string_map_new(free_process);
 	s->strings = mr_string_map_new(NULL);
 	s->names = mr_string_map_new(NULL);
-	if (!s->cache || !s->procs || !s->strings || !s->names) {
+	if (!s->roots || !s->cache || !s->procs || !s->strings || !s->names) {
 		mr_symbolizer_free(s);
 		mr_error(err, errlen, -ENOMEM, "out of memory for a symbolizer");
 		return NULL;
@@ -72,8 +76,9 @@ void mr_symbolizer_free(mr_symbolizer *s)
 {
 	if (!s)
 		return;
-	mr_string_map_free(s->procs); /* before the cache: no references dropped */
+	mr_string_map_free(s->procs); /* before the cache and roots: no references dropped */
 	mr_sym_file_cache_free(s->cache);
+	mr_sym_roots_free(s->roots);
 	mr_string_map_free(s->names);
 	mr_string_map_free(s->strings);
 	mr_sym_table_free(&s->ksyms);
@@ -104,7 +109,7 @@ int mr_symbolizer_track(mr_symbolizer *s, int32_t pid, char *err, size_t errlen)
 	if (!s)
 		return mr_error(err, errlen, -EINVAL, "no symbolizer");
 	s->maps_reads++;
-	rc = mr_sym_process_snapshot(pid, s->cache, s->vdso_fd, &p);
+	rc = mr_sym_process_snapshot(pid, s->roots, &p);
 	if (rc < 0)
 		return mr_error(err, errlen, rc, "cannot read the mappings of process %d: %s", (int)pid,
 				strerror(-rc));
@@ -112,10 +117,10 @@ int mr_symbolizer_track(mr_symbolizer *s, int32_t pid, char *err, size_t errlen)
 	old = mr_string_map_get(s->procs, key);
 	rc = mr_string_map_put(s->procs, key, p);
 	if (rc < 0) {
-		mr_sym_process_release(p, s->cache);
+		mr_sym_process_release(p, s->cache, s->roots);
 		return mr_error(err, errlen, rc, "out of memory tracking process %d", (int)pid);
 	}
-	mr_sym_process_release(old, s->cache);
+	mr_sym_process_release(old, s->cache, s->roots);
 	return 0;
 }
 
@@ -126,7 +131,7 @@ void mr_symbolizer_forget(mr_symbolizer *s, int32_t pid)
 	if (!s)
 		return;
 	pid_key(pid, key, sizeof(key));
-	mr_sym_process_release(mr_string_map_take(s->procs, key), s->cache);
+	mr_sym_process_release(mr_string_map_take(s->procs, key), s->cache, s->roots);
 }
 
 static void clear_symbol(struct mr_symbol *out)
@@ -209,8 +214,12 @@ static int fill_anonymous(mr_symbolizer *s, struct mr_sym_process *p, const stru
 static int fill_from_mapping(mr_symbolizer *s, struct mr_sym_process *p, const struct mr_proc_map_entry *m,
 			     uint64_t addr, int ret, struct mr_symbol *out)
 {
-	const struct mr_sym_file *f = mr_sym_process_file(p, m);
+	struct mr_sym_loader l = { s->cache, s->vdso_fd, s->parse_budget >= 0 ? &s->parse_budget : NULL };
+	struct mr_sym_file *f;
+	int rc = mr_sym_process_file(p, m, &l, &f);
 
+	if (rc)
+		return rc;
 	if (m->path[0] != '/' && !f)
 		return fill_anonymous(s, p, m, addr, ret, out);
 	if (!f && fill_jit(s, p, addr, ret, out) == 0)
@@ -276,6 +285,9 @@ int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, uint32_t
 				(unsigned long long)addr, (int)pid, m->path[0] ? m->path : "[anon]");
 	}
 	rc = fill_from_mapping(s, p, m, addr, flags & MR_SYMBOL_RETURN_ADDRESS, out);
+	if (rc == -EAGAIN)
+		return mr_error(err, errlen, rc, "%s is not parsed yet and no more files may be parsed now",
+				m->path);
 	return rc ? mr_error(err, errlen, rc, "out of memory naming 0x%llx", (unsigned long long)addr) : 0;
 }
 
@@ -326,7 +338,7 @@ int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file
 		return mr_error(err, errlen, -EINVAL, "no symbolizer, path or output");
 	clear_symbol(out);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	rc = fd < 0 ? -errno : mr_sym_file_cache_get(s->cache, fd, "", path, &f);
+	rc = fd < 0 ? -errno : mr_sym_file_cache_get(s->cache, fd, "", path, NULL, &f);
 	if (fd >= 0)
 		close(fd);
 	if (rc < 0) {
@@ -357,6 +369,13 @@ void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out
 	out->file_cache_hits = cs.hits;
 	out->processes = mr_string_map_count(s->procs);
 	out->maps_reads = s->maps_reads;
+	out->roots = mr_sym_roots_count(s->roots);
 	out->unresolved = s->unresolved;
 	out->not_code = s->not_code;
+}
+
+void mr_symbolizer_limit_parses(mr_symbolizer *s, int64_t files)
+{
+	if (s)
+		s->parse_budget = files < 0 ? -1 : files;
 }

@@ -242,7 +242,9 @@ describe("moonrover profile (end to end)", function()
 
   it("reports a full disk as an error and leaves no partial file, in every format", function()
     local full = dir .. "/full"
-    e2e.run("mkdir " .. full .. " && mount -t tmpfs -o size=4k tmpfs " .. full)
+    -- one page, filled: however small a profile is, it does not fit
+    e2e.run("mkdir " .. full .. " && mount -t tmpfs -o size=4k tmpfs " .. full
+      .. " && dd if=/dev/zero of=" .. full .. "/filler bs=4096 count=1")
     for _, name in ipairs({ "p.svg", "p.folded", "p.pb.gz" }) do
       local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", full .. "/" .. name })
       assert.same(1, code, stdout)
@@ -253,7 +255,7 @@ describe("moonrover profile (end to end)", function()
     end
     local _, left = e2e.run("ls -A " .. full)
     e2e.run("umount " .. full)
-    assert.same("", left)
+    assert.same("filler\n", left)
   end)
 
   it("says when the profiled processes exit early, and stops then", function()
@@ -304,8 +306,61 @@ describe("moonrover profile (end to end)", function()
 end)
 
 describe("the profiler object (end to end)", function()
+  local profiler = require("moonrover.profiling.profiler")
+  local rt = require("moonrover.rt")
+
+  -- The pids of the samples named comm in prof, and whether one of their
+  -- frames is named fn.
+  local function pids_of(prof, comm, fn)
+    local lib, ffi = rt.lib, rt.ffi
+    local samples, stack, frames = lib.mr_profile_samples(prof), lib.mr_profile_stack_frames(prof),
+      lib.mr_profile_frames(prof)
+    local pids, named = {}, false
+    for i = 0, tonumber(lib.mr_profile_sample_count(prof)) - 1 do
+      local sm = samples[i]
+      if ffi.string(lib.mr_profile_string(prof, sm.comm)) == comm then
+        pids[sm.pid] = true
+        for j = 0, sm.depth - 1 do
+          local f = frames[stack[sm.first + j]]
+          named = named or ffi.string(lib.mr_profile_string(prof, f.name)) == fn
+        end
+      end
+    end
+    return pids, named
+  end
+
+  it("names short-lived processes and forgets each once its samples are drained", function()
+    local churn = e2e.spawn("churn", "100 3 3")
+    local p = assert(profiler.open({ frequency = 499, kernel = false }))
+    assert(p:start())
+    -- 6 s: the churn, then drains enough to forget it all (a poll returns
+    -- early when notices arrive, so time the drains by the clock)
+    local clock = rt.lib.mr_sys_monotonic_ns
+    local next_drain, stop_at = clock() + 5e8, clock() + 6e9
+    while clock() < stop_at do
+      p:poll(100)
+      if clock() >= next_drain then
+        assert(p:drain())
+        next_drain = clock() + 5e8
+      end
+    end
+    p:stop()
+    assert(p:drain())
+    e2e.kill(churn)
+    local pids, named = pids_of(p.profile, "churn", "churn_child_work")
+    local n = 0
+    for _ in pairs(pids) do
+      n = n + 1
+    end
+    local s = p:stats()
+    p:close()
+    assert.is_true(n >= 10, "churn processes sampled: " .. n)
+    assert.is_true(named, "churn_child_work is named")
+    assert.is_true(s.processes - s.tracked >= n - 1,
+      ("seen %d, still tracked %d, churn processes %d"):format(s.processes, s.tracked, n))
+  end)
+
   it("releases every file descriptor when closed", function()
-    local profiler = require("moonrover.profiling.profiler")
     local function open_fds()
       local n = 0
       for _ in require("lfs").dir("/proc/self/fd") do

@@ -30,6 +30,9 @@ local function build_fixtures(dir)
   sh(cc .. "-Wl,--build-id=none -Dtarget_known_function=impostor_function " .. SOURCES
     .. "target.c -o " .. dir .. "/impostor")
   sh("objcopy --only-keep-debug " .. dir .. "/impostor " .. dir .. "/bad/stripped.debug")
+  -- a root of its own (as a container has), holding a static program
+  sh("mkdir -p " .. dir .. "/jail/bin && " .. cc .. "-static-pie " .. SOURCES .. "target.c -o " .. dir
+    .. "/jail/bin/jailed")
 end
 
 -- Starts a fixture; returns {pid, vals} once it printed "ready=".
@@ -108,7 +111,7 @@ local function stats(s)
   local st = ffi.new("struct mr_symbolizer_stats")
   lib.mr_symbolizer_stats(s, st)
   return { files_parsed = tonumber(st.files_parsed), hits = tonumber(st.file_cache_hits),
-           processes = tonumber(st.processes), maps_reads = tonumber(st.maps_reads),
+           processes = tonumber(st.processes), maps_reads = tonumber(st.maps_reads), roots = tonumber(st.roots),
            unresolved = tonumber(st.unresolved), not_code = tonumber(st.not_code) }
 end
 
@@ -231,6 +234,7 @@ describe("symbolizer", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
     assert.equals(0, track(s, p.pid))
+    assert.equals(0, stats(s).files_parsed) -- files are read when a name is needed
     stop(p)
     assert.is_nil(io.open("/proc/" .. p.pid .. "/maps", "r"))
     local rc, sym = resolve(s, p.pid, p.vals.known)
@@ -275,25 +279,72 @@ describe("symbolizer", function()
   it("parses a binary once for many processes (build-id and inode identity)", function()
     local s = new_symbolizer()
     local procs = { spawn(dir .. "/pie", live), spawn(dir .. "/pie", live), spawn(dir .. "/pie", live) }
-    assert.equals(0, track(s, procs[1].pid))
+    for _, p in ipairs(procs) do
+      assert.equals(0, track(s, p.pid))
+    end
+    local tracked = stats(s)
+    assert.equals(3, tracked.processes)
+    assert.equals(3, tracked.maps_reads)
+    assert.equals(1, tracked.roots) -- one shared root directory
+    expect_resolves(s, procs[1].pid, procs[1].vals.known, "target_known_function", dir .. "/pie")
     local first = stats(s)
-    assert.equals(0, track(s, procs[2].pid))
-    assert.equals(0, track(s, procs[3].pid))
-    local after = stats(s)
-    assert.equals(first.files_parsed, after.files_parsed)
-    assert.is_true(after.hits >= first.hits + 2)
-    assert.equals(3, after.processes)
-    assert.equals(3, after.maps_reads)
+    assert.equals(1, first.files_parsed)
     for _, p in ipairs(procs) do
       expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
     end
+    local after = stats(s)
+    assert.equals(first.files_parsed, after.files_parsed)
+    assert.is_true(after.hits >= first.hits + 2)
     -- no build-id: identity by device and inode
     local a, b = spawn(dir .. "/stripped", live), spawn(dir .. "/stripped", live)
-    assert.equals(0, track(s, a.pid))
+    expect_resolves(s, a.pid, a.vals.known, "target_known_function", dir .. "/stripped")
     local parsed = stats(s).files_parsed
     assert.equals(parsed - 1, after.files_parsed)
-    assert.equals(0, track(s, b.pid))
+    expect_resolves(s, b.pid, b.vals.known, "target_known_function", dir .. "/stripped")
     assert.equals(parsed, stats(s).files_parsed)
+  end)
+
+  it("names a chrooted process's frames after it exited", function()
+    local s = new_symbolizer()
+    local p = spawn("chroot " .. dir .. "/jail /bin/jailed", live)
+    assert.equals(0, track(s, p.pid))
+    assert.equals(1, stats(s).roots)
+    stop(p)
+    -- the kernel names the file as this process sees it
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/jail/bin/jailed")
+    lib.mr_symbolizer_forget(s, p.pid)
+    assert.equals(0, stats(s).roots) -- the last process of a root closes it
+  end)
+
+  local as_root = require("support.skip").guard(it, pending,
+    capture("id -u"):match("^0") == nil and "a mount namespace needs root (CAP_SYS_ADMIN)" or nil)
+
+  as_root("names a container's frames through its root, after it and its mounts are gone", function()
+    -- a root only its own mount namespace has, as a container's
+    local root = dir .. "/container"
+    sh("mkdir " .. root)
+    local p = spawn("unshare -m --propagation private sh -c 'mount -t tmpfs rootfs " .. root
+      .. " && mkdir " .. root .. "/bin " .. root .. "/old && cp " .. dir .. "/jail/bin/jailed " .. root
+      .. "/bin/ && cd " .. root .. " && pivot_root . old && exec /bin/jailed'", live)
+    local s = new_symbolizer()
+    assert.equals(0, track(s, p.pid))
+    stop(p)
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", "/bin/jailed")
+  end)
+
+  it("parses no more files than allowed, and names them once allowed again", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    lib.mr_symbolizer_limit_parses(s, 0)
+    local rc, _, err = resolve(s, p.pid, p.vals.known)
+    assert.is_nil(rc)
+    assert.matches("pie is not parsed yet and no more files may be parsed now", err, 1, true)
+    assert.equals(0, stats(s).files_parsed)
+    lib.mr_symbolizer_limit_parses(s, 1)
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
+    assert.equals(1, stats(s).files_parsed)
+    lib.mr_symbolizer_limit_parses(s, 0) -- a parsed file needs no budget
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
   end)
 
   it("names JIT code from /tmp/perf-PID.map and reports other anonymous memory", function()

@@ -10,9 +10,9 @@ local function run(argv)
   local function sink(into)
     return { write = function(self, text) into[#into + 1] = text return self end, flush = function() end }
   end
-  io.stdout, io.stderr = sink(out), sink(err)
+  io.stdout, io.stderr = sink(out), sink(err) -- luacheck: ignore 122 (the spec captures the output)
   local ok, code = pcall(cli.main, argv)
-  io.stdout, io.stderr = saved_out, saved_err
+  io.stdout, io.stderr = saved_out, saved_err -- luacheck: ignore 122
   assert(ok, code)
   return code, table.concat(out), table.concat(err)
 end

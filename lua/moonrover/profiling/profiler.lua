@@ -82,7 +82,7 @@ function _M:stats()
   local out = {}
   for _, k in ipairs({ "samples", "idle_samples", "lost_user_stack", "lost_stack_full", "lost_stack_nomem",
     "lost_counts_full", "lost_counts_nomem", "lost_notify", "lost_offcpu_start", "processes", "stacks",
-    "truncated_stacks", "first_sample_ns", "start_ns" }) do
+    "truncated_stacks", "first_sample_ns", "start_ns", "tracked", "deferred" }) do
     out[k] = tonumber(s[k])
   end
   return out
