@@ -11,6 +11,8 @@
 
 #define E_FAULT 14
 #define E_EXIST 17
+#define E_NOMEM 12
+#define E_2BIG 7
 #define TASK_RUNNING 0
 
 const volatile bool filter_pids = false;
@@ -20,6 +22,9 @@ const volatile __s32 exclude_tgid = 0;
 
 /* Which counts map the programs write to: flipped by the runtime. */
 volatile __u32 active;
+/* CLOCK_MONOTONIC time past which nothing is counted (0: no end), set by the
+ * runtime at start: a profile covers its duration however late it is read. */
+volatile __u64 stop_ns;
 struct mr_profiler_counters counters;
 
 struct {
@@ -47,12 +52,36 @@ struct counts_map {
 struct counts_map counts0 SEC(".maps");
 struct counts_map counts1 SEC(".maps");
 
+/* The maps above allocate on demand from per-CPU caches that the kernel
+ * refills asynchronously; several allocations in a row (the first samples,
+ * a burst) can find one empty and fail with ENOMEM. What does not fit then
+ * goes to these small preallocated maps, which cannot fail for lack of
+ * memory, so nothing is lost to it. The runtime reads both. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, struct mr_stack_trace);
+} stacks_spill SEC(".maps");
+
+struct counts_spill_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct mr_stack_key);
+	__type(value, struct mr_stack_value);
+};
+struct counts_spill_map counts_spill0 SEC(".maps");
+struct counts_spill_map counts_spill1 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct mr_stack_trace);
 } scratch SEC(".maps");
+
+/* Processes announced to the runtime, by tgid, with their state. */
+enum { SEEN_CURRENT = 1, SEEN_BEFORE_EXEC = 2 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -105,12 +134,18 @@ static __always_inline void notify(__u32 kind, __s32 pid)
 	bpf_ringbuf_submit(n, 0);
 }
 
-/* Tells the runtime about a process the first time it is sampled. */
+/* Tells the runtime about a process the first time it is sampled, and
+ * again at its first sample after an exec. */
 static __always_inline void note_process(__s32 pid)
 {
-	__u8 one = 1;
+	__u8 fresh = SEEN_CURRENT;
+	__u8 *state = bpf_map_lookup_elem(&seen, &pid);
 
-	if (bpf_map_update_elem(&seen, &pid, &one, BPF_NOEXIST) == 0)
+	if (state && *state == SEEN_CURRENT)
+		return;
+	if (state)
+		*state = SEEN_CURRENT;
+	if (state || bpf_map_update_elem(&seen, &pid, &fresh, BPF_NOEXIST) == 0)
 		notify(MR_NOTICE_NEW, pid);
 }
 
@@ -147,8 +182,11 @@ static __always_inline __u64 take_stack(void *ctx, __u64 flags)
 	}
 	h = hash_stack(st, len / sizeof(__u64));
 	len = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
+	if (len == -E_NOMEM)
+		len = bpf_map_update_elem(&stacks_spill, &h, st, BPF_NOEXIST);
 	if (len != 0 && len != -E_EXIST) {
-		__sync_fetch_and_add(&counters.lost_stack_full, 1);
+		__sync_fetch_and_add(len == -E_2BIG ? &counters.lost_stack_full : &counters.lost_stack_nomem,
+				     1);
 		return 0;
 	}
 	return h;
@@ -162,24 +200,41 @@ static __always_inline void take_key(void *ctx, struct mr_stack_key *key, __s32 
 	key->kernel_stack = kernel_stacks ? take_stack(ctx, 0) : 0;
 }
 
-static __always_inline void add_to(void *map, const struct mr_stack_key *key, __u64 nanos)
+/* The count of key in map, or in spill; created (in spill when map has no
+ * memory) when it is in neither. NULL when it cannot be, counted. */
+static __always_inline struct mr_stack_value *value_of(void *map, void *spill, const struct mr_stack_key *key)
 {
 	struct mr_stack_value zero = {}, *v;
 	long err;
 
 	v = bpf_map_lookup_elem(map, key);
-	if (!v) {
-		err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
-		if (err != 0 && err != -E_EXIST) {
-			__sync_fetch_and_add(&counters.lost_counts_full, 1);
-			return;
-		}
-		v = bpf_map_lookup_elem(map, key);
-		if (!v) {
-			__sync_fetch_and_add(&counters.lost_counts_full, 1);
-			return;
-		}
+	if (!v)
+		v = bpf_map_lookup_elem(spill, key);
+	if (v)
+		return v;
+	err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+	if (err == -E_NOMEM) {
+		map = spill;
+		err = bpf_map_update_elem(spill, key, &zero, BPF_NOEXIST);
 	}
+	if (err != 0 && err != -E_EXIST) {
+		__sync_fetch_and_add(err == -E_2BIG ? &counters.lost_counts_full
+						    : &counters.lost_counts_nomem,
+				     1);
+		return NULL;
+	}
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		__sync_fetch_and_add(&counters.lost_counts_full, 1); /* deleted by a concurrent drain */
+	return v;
+}
+
+static __always_inline void add_to(void *map, void *spill, const struct mr_stack_key *key, __u64 nanos)
+{
+	struct mr_stack_value *v = value_of(map, spill, key);
+
+	if (!v)
+		return;
 	__sync_fetch_and_add(&v->count, 1);
 	if (nanos)
 		__sync_fetch_and_add(&v->nanos, nanos);
@@ -191,9 +246,14 @@ static __always_inline void count(const struct mr_stack_key *key, __u64 nanos)
 	if (!counters.first_sample_ns)
 		counters.first_sample_ns = bpf_ktime_get_ns();
 	if (active)
-		add_to(&counts1, key, nanos);
+		add_to(&counts1, &counts_spill1, key, nanos);
 	else
-		add_to(&counts0, key, nanos);
+		add_to(&counts0, &counts_spill0, key, nanos);
+}
+
+static __always_inline bool past_stop(__u64 now)
+{
+	return stop_ns && now > stop_ns;
 }
 
 SEC("perf_event")
@@ -203,6 +263,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__s32 tgid = id >> 32;
 	struct mr_stack_key key;
 
+	if (past_stop(bpf_ktime_get_ns()))
+		return 0;
 	if ((__u32)id == 0) {
 		__sync_fetch_and_add(&counters.idle_samples, 1);
 		return 0;
@@ -237,8 +299,11 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 	long prev_state = task_state(prev);
 	struct blocked_since *b, rec;
 	__u64 now = bpf_ktime_get_ns();
+	bool ended = past_stop(now);
 
-	if (prev_tid && !preempt && prev_state != TASK_RUNNING && wanted(prev_tgid)) {
+	if (ended)
+		now = stop_ns; /* a wait that spans the end counts up to the end */
+	if (!ended && prev_tid && !preempt && prev_state != TASK_RUNNING && wanted(prev_tgid)) {
 		note_process(prev_tgid);
 		rec.ts = now;
 		take_key(ctx, &rec.key, prev_tgid);
@@ -257,15 +322,16 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 	return 0;
 }
 
-/* A process that was already seen execs: its mappings change. BTF-typed
- * tracepoints need no tracefs mount. */
+/* A process that was already sampled execs: its mappings change, so its
+ * next sample announces it again. BTF-typed tracepoints need no tracefs. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task)
 {
 	__s32 tgid = task->tgid;
+	__u8 *state = bpf_map_lookup_elem(&seen, &tgid);
 
-	if (bpf_map_lookup_elem(&seen, &tgid))
-		notify(MR_NOTICE_EXEC, tgid);
+	if (state)
+		*state = SEEN_BEFORE_EXEC;
 	return 0;
 }
 
@@ -277,8 +343,8 @@ int BPF_PROG(on_exit, struct task_struct *task)
 	__s32 tid = task->pid;
 
 	bpf_map_delete_elem(&blocked, &tid);
-	if (tgid == tid)
-		bpf_map_delete_elem(&seen, &tgid);
+	if (tgid == tid && bpf_map_delete_elem(&seen, &tgid) == 0)
+		notify(MR_NOTICE_EXIT, tgid);
 	return 0;
 }
 

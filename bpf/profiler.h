@@ -28,8 +28,8 @@ struct mr_stack_value {
 };
 
 enum mr_notice_kind {
-	MR_NOTICE_NEW = 1,  /* first sample of a process: capture its mappings now */
-	MR_NOTICE_EXEC = 2, /* a seen process replaced its image: capture again */
+	MR_NOTICE_NEW = 1, /* first sample of a process (or first since its exec): capture its mappings now */
+	MR_NOTICE_EXIT = 2, /* a sampled process exited: forget it once its samples are drained */
 };
 
 struct mr_notice {
@@ -43,8 +43,10 @@ struct mr_profiler_counters {
 	__u64 samples;
 	__u64 idle_samples;
 	__u64 lost_user_stack;
-	__u64 lost_stack_full; /* stacks map full, or no memory to add to it */
-	__u64 lost_counts_full;
+	__u64 lost_stack_full;   /* the stacks maps are full */
+	__u64 lost_stack_nomem;  /* no kernel memory for a stack, and its spill map full */
+	__u64 lost_counts_full;  /* the counts maps are full */
+	__u64 lost_counts_nomem; /* no kernel memory for a count, and its spill map full */
 	__u64 lost_notify;
 	__u64 lost_offcpu_start;
 	__u64 first_sample_ns;

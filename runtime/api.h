@@ -54,12 +54,15 @@ int mr_sys_ipv4(char *buf, size_t len, char *err, size_t errlen);
 
 /* Probes one kernel or machine feature by name ("root", "btf", "perf_event",
  * "tracepoint", "tp_btf", "uprobe", "ringbuf", "kallsyms") for real: load,
- * attach, fire. Returns 1 when it is usable, 0 when not; detail says why
- * either way. -EINVAL for an unknown name. */
+ * attach, fire. Returns 1 when it is usable, 0 when not, -EPERM when this
+ * user is not allowed to use it; detail says why in every case. -EINVAL for
+ * an unknown name. */
 int mr_kernel_check(const char *feature, char *detail, size_t len);
 /* The features mr_kernel_check knows, in the order `moonrover check` shows
  * them: the name of feature i, or NULL past the last. */
 const char *mr_kernel_feature(uint32_t i);
+/* What moonrover needs to be allowed to work: "root (or CAP_BPF, ...)". */
+const char *mr_kernel_privileges(void);
 
 /* ------------------------------------------------------------ profile data */
 
@@ -83,8 +86,9 @@ struct mr_frame {
 };
 
 struct mr_module {
-	uint32_t path;     /* string id of the file path */
-	uint32_t build_id; /* string id of the hex build-id ("" when none) */
+	uint32_t path;       /* string id of the file path */
+	uint32_t build_id;   /* string id of the hex build-id ("" when none) */
+	uint32_t executable; /* 1 when it is the executable of some sampled process */
 };
 
 struct mr_sample {
@@ -105,11 +109,26 @@ const struct mr_sample *mr_profile_samples(const mr_profile *p);
 const uint32_t *mr_profile_stack_frames(const mr_profile *p);
 const struct mr_frame *mr_profile_frames(const mr_profile *p);
 
-/* Writes the profile as gzipped pprof (profile.proto), replacing path
- * atomically. off_cpu selects the sample types; period_ns is the sampling
- * period of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm
- * labels and a root frame named after the process. */
-int mr_pprof_write(const mr_profile *p, const char *path, int32_t off_cpu, uint64_t period_ns,
+/* ----------------------------------------------------------------- outputs */
+
+/* An output file (runtime/base/output_file.c): written into a new temporary
+ * file beside path (created exclusively, never through a link), every write
+ * checked, then synced, closed and renamed over path by mr_output_commit; a
+ * failure leaves path as it was. "-" is standard output. */
+typedef struct mr_output mr_output;
+
+mr_output *mr_output_open(const char *path, char *err, size_t errlen);
+int mr_output_write(mr_output *o, const void *data, size_t len, char *err, size_t errlen);
+/* Finishes and frees o: 0, or the first error met writing it. */
+int mr_output_commit(mr_output *o, char *err, size_t errlen);
+/* Drops what was written and frees o. */
+void mr_output_abort(mr_output *o);
+
+/* Writes the profile as gzipped pprof (profile.proto) into out (commit it
+ * after). off_cpu selects the sample types; period_ns is the sampling period
+ * of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm labels
+ * and a root frame named after the process. */
+int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_t period_ns,
 		   uint64_t duration_ns, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- profiler */
@@ -122,19 +141,25 @@ struct mr_profiler_opts {
 	int32_t kernel;      /* 1: keep kernel frames */
 	const int32_t *pids; /* processes to profile; NULL: every process */
 	uint32_t npids;
-	uint32_t max_stacks; /* stack map entries; 0: default */
+	uint32_t max_stacks;  /* stack map entries; 0: default */
+	uint64_t duration_ns; /* nothing is counted past this long after start; 0: until stopped */
 };
 
 struct mr_profiler_stats {
 	uint64_t samples;           /* samples (or switches) aggregated in the kernel */
 	uint64_t idle_samples;      /* on-CPU samples of idle CPUs, not profiled */
 	uint64_t lost_user_stack;   /* user stack could not be read */
-	uint64_t lost_stack_full;   /* stack storage full (or out of memory) */
+	uint64_t lost_stack_full;   /* stack storage full */
+	uint64_t lost_stack_nomem;  /* no kernel memory to store a stack */
 	uint64_t lost_counts_full;  /* count map full */
+	uint64_t lost_counts_nomem; /* no kernel memory to count a stack */
 	uint64_t lost_notify;       /* new-process notices dropped (ring full) */
 	uint64_t lost_offcpu_start; /* blocked-since map full */
 	uint64_t processes;         /* distinct processes seen */
+	uint64_t tracked;           /* processes whose mappings are held now */
 	uint64_t stacks;            /* distinct (pid, stack) keys drained */
+	uint64_t deferred;          /* stacks whose naming was put off to a later drain */
+	uint64_t truncated_stacks;  /* user stacks cut at a frame outside executable code */
 	uint64_t first_sample_ns;   /* CLOCK_MONOTONIC time of the first sample, 0 if none */
 	uint64_t start_ns;          /* CLOCK_MONOTONIC time the profiler was attached */
 };
@@ -145,8 +170,11 @@ int mr_profiler_start(mr_profiler *p, char *err, size_t errlen);
  * get their mappings captured). Returns the number handled (0 when a signal
  * cut the wait short). */
 int mr_profiler_poll(mr_profiler *p, int32_t timeout_ms, char *err, size_t errlen);
-/* Moves everything counted so far into prof, symbolized. Nothing is lost
- * between drains: the kernel counts into a second map while one is read. */
+/* Moves what was counted so far into prof, symbolized. Nothing is lost
+ * between drains: the kernel counts into a second map while one is read.
+ * Each drain parses a bounded number of new ELF files; a stack that needs
+ * more is left counting in the kernel and named at a later drain. After
+ * mr_profiler_stop, a drain takes everything, whatever it costs. */
 int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen);
 void mr_profiler_stop(mr_profiler *p);
 void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out);

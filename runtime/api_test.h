@@ -22,8 +22,10 @@ int mr_sys_sleep_ms(int32_t ms);
 /* The _add functions intern their argument (NULL counts as "") and store its
  * id in *id. */
 int mr_profile_string_add(mr_profile *p, const char *s, uint32_t *id, char *err, size_t errlen);
-int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id, uint32_t *id, char *err,
-			  size_t errlen);
+/* executable (0 or 1) marks the module as some sampled process's executable;
+ * it is not part of the module's identity and, once set, stays set. */
+int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id, int32_t executable,
+			  uint32_t *id, char *err, size_t errlen);
 int mr_profile_frame_add(mr_profile *p, const struct mr_frame *f, uint32_t *id, char *err, size_t errlen);
 /* Adds count/nanos to the sample with this pid, comm and stack (frame ids,
  * leaf first), creating it when new. */
@@ -37,12 +39,16 @@ const struct mr_module *mr_profile_modules(const mr_profile *p);
 
 typedef struct mr_symbolizer mr_symbolizer;
 
+/* The module name of kernel frames, as perf names it. */
+#define MR_KERNEL_MODULE "[kernel.kallsyms]"
+
 struct mr_symbol {
 	const char *name;     /* demangled function name, NULL when unresolved */
 	const char *module;   /* path of the file, or "[kernel.kallsyms]", NULL when unknown */
 	const char *build_id; /* hex build-id or "" */
 	uint64_t offset;      /* file offset within module (user) or the address (kernel) */
 	uint32_t kind;        /* enum mr_frame_kind */
+	uint32_t executable;  /* 1 when module is the process's executable */
 };
 
 struct mr_symbolizer_stats {
@@ -50,25 +56,42 @@ struct mr_symbolizer_stats {
 	uint64_t file_cache_hits; /* lookups answered by an already parsed file */
 	uint64_t processes;       /* processes whose mappings are known */
 	uint64_t maps_reads;      /* reads of /proc/PID/maps */
+	uint64_t roots;           /* root directories held open for tracked processes */
 	uint64_t unresolved;      /* addresses left without a symbol */
+	uint64_t not_code;        /* addresses of known processes outside their executable mappings */
+};
+
+enum mr_symbol_flags {
+	/* addr is a return address (a frame above the leaf): name the function
+	 * holding the call, at addr - 1, as the address may already be in the
+	 * next function when the call never returns */
+	MR_SYMBOL_RETURN_ADDRESS = 1
 };
 
 mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen);
 void mr_symbolizer_free(mr_symbolizer *s);
-/* Reads the mappings of pid now (and opens what they name) so that its
- * addresses resolve after it exits. */
+/* Reads the mappings of pid now and holds its root directory, so that its
+ * addresses resolve after it exits; the mapped files are opened and parsed
+ * when an address in them is first resolved. */
 int mr_symbolizer_track(mr_symbolizer *s, int32_t pid, char *err, size_t errlen);
 void mr_symbolizer_forget(mr_symbolizer *s, int32_t pid);
-/* Resolves one address; out's strings live as long as the symbolizer. An
- * address that has no name still fills out (module and offset when known). */
-int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, struct mr_symbol *out, char *err,
-			  size_t errlen);
-int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, struct mr_symbol *out, char *err,
-				 size_t errlen);
+/* Resolves one address (flags: enum mr_symbol_flags); out's strings live as
+ * long as the symbolizer. An address that has no name still fills out
+ * (module and offset when known). -EFAULT when the process is known but addr
+ * is in none of its executable mappings: not code, a junk frame. -EAGAIN
+ * when naming it needs a parse the limit forbids (mr_symbolizer_limit_parses). */
+int mr_symbolizer_resolve(mr_symbolizer *s, int32_t pid, uint64_t addr, uint32_t flags, struct mr_symbol *out,
+			  char *err, size_t errlen);
+int mr_symbolizer_resolve_kernel(mr_symbolizer *s, uint64_t addr, uint32_t flags, struct mr_symbol *out,
+				 char *err, size_t errlen);
 /* Resolves a file offset of an ELF file directly. */
 int mr_symbolizer_resolve_file(mr_symbolizer *s, const char *path, uint64_t file_offset,
 			       struct mr_symbol *out, char *err, size_t errlen);
 void mr_symbolizer_stats(const mr_symbolizer *s, struct mr_symbolizer_stats *out);
+/* Lets the next resolutions parse at most files more ELF files (-1: no
+ * limit, the default); past that, an address whose file is not parsed yet
+ * gets -EAGAIN, so a caller can spread the work and ask again later. */
+void mr_symbolizer_limit_parses(mr_symbolizer *s, int64_t files);
 
 /* ------------------------------------------------------------- data plane */
 

@@ -4,17 +4,17 @@
 set(MR_SUBSYSTEMS base system kernel elf symbols proc profile pprof profiler dataplane script_host agent
     metrics transport)
 
-set(MR_SOURCES_base file_read.c grow_array.c hash_index.c host_port.c intern.c log.c pid_table.c regex.c
+set(MR_SOURCES_base file_read.c grow_array.c hash_index.c host_port.c intern.c log.c output_file.c pid_table.c regex.c
     spsc_queue.c string_map.c thread.c)
 set(MR_SOURCES_system clock.c network_identity.c signals.c uuid.c version.c)
 set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
-set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c
-    sym_process.c sym_table.c sym_vdso.c symbolizer.c)
+set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c sym_plt.c
+    sym_process.c sym_roots.c sym_table.c sym_vdso.c symbolizer.c)
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c)
 set(MR_SOURCES_profile profile.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)
-set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_drain.c)
+set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_drain.c profiler_processes.c)
 set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_streams.c data_plane_thread.c)
 set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_owner.c script_set.c
     script_state.c watchdog.c)

@@ -62,7 +62,7 @@ function _M.main(argv)
     say(io.stdout, overview())
     return name == nil and EXIT_USAGE or 0
   end
-  if name == "--version" then
+  if name == "--version" or name == "-v" then
     name = "version"
   end
   local command = find_command(name)
@@ -71,16 +71,21 @@ function _M.main(argv)
     return EXIT_USAGE
   end
   local rest = { unpack(argv, 2) }
+  -- an alias's usage line names the alias the user typed
+  local usage = command.usage:gsub("^moonrover %S+", "moonrover " .. name, 1)
   if wants_help(rest) then
-    say(io.stdout, args.help(command.usage, command.description or command.summary, command.options))
+    say(io.stdout, args.help(usage, command.description or command.summary, command.options))
     return 0
   end
   local values, positional, given = args.parse(command.options, rest)
+  if values and #positional > 0 then
+    values, positional = nil, "unexpected argument '" .. positional[1] .. "' (usage: " .. usage .. ")"
+  end
   if not values then
     say(io.stderr, "moonrover " .. name .. ": " .. positional .. "\n")
     return EXIT_USAGE
   end
-  return command.run(values, positional, given)
+  return command.run(values, given)
 end
 
 return _M

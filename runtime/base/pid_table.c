@@ -1,5 +1,6 @@
 /* pid_table.c - pid -> value records back to back in one array, indexed by
  * the hash index (see pid_table.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,4 +102,22 @@ void *mr_pid_table_put(struct mr_pid_table *t, int32_t pid, int *added)
 size_t mr_pid_table_count(const struct mr_pid_table *t)
 {
 	return t->n;
+}
+
+int mr_pid_table_remove(struct mr_pid_table *t, int32_t pid)
+{
+	uint32_t id = find(t, pid), last = (uint32_t)t->n - 1;
+	int32_t moved;
+
+	if (id == MR_HASH_NONE)
+		return -ENOENT;
+	mr_hash_index_remove(&t->index, hash_pid(pid), id);
+	t->n--;
+	if (id == last)
+		return 0;
+	/* The last record fills the hole; the index had room for it already. */
+	moved = pid_at(t, last);
+	mr_hash_index_remove(&t->index, hash_pid(moved), last);
+	memcpy(t->records + (size_t)id * t->stride, t->records + (size_t)last * t->stride, t->stride);
+	return mr_hash_index_insert(&t->index, hash_pid(moved), id);
 }

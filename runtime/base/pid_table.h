@@ -17,6 +17,8 @@ void *mr_pid_table_get(const struct mr_pid_table *t, int32_t pid);
 /* The value of pid, added zeroed when absent (*added says so); NULL when
  * out of memory. It moves at the next put. */
 void *mr_pid_table_put(struct mr_pid_table *t, int32_t pid, int *added);
+/* Removes pid (the last record takes its place). 0, or -ENOENT. */
+int mr_pid_table_remove(struct mr_pid_table *t, int32_t pid);
 size_t mr_pid_table_count(const struct mr_pid_table *t);
 
 #endif

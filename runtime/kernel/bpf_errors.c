@@ -27,7 +27,7 @@ const char *mr_kernel_bpf_hint(int err)
 	switch (-err) {
 	case EPERM:
 	case EACCES:
-		return "permission denied: run as root (CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN are needed)";
+		return "permission denied: needs " MR_KERNEL_PRIVILEGES;
 	case ENOENT:
 		return "a kernel feature the program needs is missing (run `moonrover check`)";
 	case EINVAL:

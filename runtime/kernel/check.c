@@ -19,11 +19,25 @@
 #include "probe.skel.h"
 #include "kernel/tracefs.h"
 
+#define CAP_SYS_PTRACE_BIT 19
 #define CAP_SYS_ADMIN_BIT 21
+#define CAP_SYSLOG_BIT 34
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 
+/* A probe: 1 usable, 0 not, -EPERM when this user may not use it. */
 typedef int (*check_fn)(char *detail, size_t len);
+
+const char *mr_kernel_privileges(void)
+{
+	return MR_KERNEL_PRIVILEGES;
+}
+
+/* A probe that failed: -EPERM when rc is a permission error, else 0. */
+static int failed(int rc)
+{
+	return rc == -EPERM || rc == -EACCES ? -EPERM : 0;
+}
 
 /* A function for the uprobe check to attach to; noinline keeps it a real symbol. */
 __attribute__((noinline, used, visibility("default"))) int mr_kernel_check_uprobe_target(int x)
@@ -46,21 +60,30 @@ static int effective_caps(uint64_t *caps)
 	return found ? 0 : -ENODATA;
 }
 
+static const char *yes_no(uint64_t caps, int bit)
+{
+	return (caps >> bit) & 1 ? "yes" : "no";
+}
+
+/* CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON, as the kernel lets it. */
 static int check_root(char *detail, size_t len)
 {
 	uint64_t caps = 0;
-	int bpf, perfmon, admin;
+	int admin, ok;
 
 	if (effective_caps(&caps) != 0) {
 		snprintf(detail, len, "cannot read capabilities from /proc/self/status");
 		return 0;
 	}
-	bpf = (caps >> CAP_BPF_BIT) & 1;
-	perfmon = (caps >> CAP_PERFMON_BIT) & 1;
 	admin = (caps >> CAP_SYS_ADMIN_BIT) & 1;
-	snprintf(detail, len, "uid %u, CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s", geteuid(),
-		 bpf ? "yes" : "no", perfmon ? "yes" : "no", admin ? "yes" : "no");
-	return (bpf && perfmon) || admin;
+	ok = (admin || (((caps >> CAP_BPF_BIT) & 1) && ((caps >> CAP_PERFMON_BIT) & 1))) &&
+	     ((caps >> CAP_SYS_PTRACE_BIT) & 1);
+	snprintf(detail, len,
+		 "uid %u, CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_PTRACE %s, CAP_SYSLOG %s, CAP_SYS_ADMIN %s",
+		 geteuid(), yes_no(caps, CAP_BPF_BIT), yes_no(caps, CAP_PERFMON_BIT),
+		 yes_no(caps, CAP_SYS_PTRACE_BIT), yes_no(caps, CAP_SYSLOG_BIT),
+		 yes_no(caps, CAP_SYS_ADMIN_BIT));
+	return ok ? 1 : failed(-EPERM);
 }
 
 static int check_btf(char *detail, size_t len)
@@ -82,22 +105,26 @@ static int check_kallsyms(char *detail, size_t len)
 	for (int i = 0; i < 64 && fgets(line, sizeof(line), f); i++)
 		nonzero |= sscanf(line, "%llx", &addr) == 1 && addr != 0;
 	fclose(f);
-	snprintf(detail, len,
-		 nonzero ? "/proc/kallsyms shows addresses"
-			 : "/proc/kallsyms shows only zero addresses (kptr_restrict or not root)");
-	return nonzero;
+	if (nonzero) {
+		snprintf(detail, len, "/proc/kallsyms shows addresses");
+		return 1;
+	}
+	snprintf(detail, len, "/proc/kallsyms shows only zero addresses to this user");
+	return geteuid() != 0 ? -EPERM : 0;
 }
 
-/* Opens probe.bpf.c with only the named program loaded. */
-static struct probe_bpf *load_one(const char *prog_name, struct bpf_program **prog, char *detail, size_t len)
+/* Opens probe.bpf.c with only the named program loaded; 0 or -errno. */
+static int load_one(const char *prog_name, struct probe_bpf **out, struct bpf_program **prog, char *detail,
+		    size_t len)
 {
 	struct probe_bpf *skel = probe_bpf__open();
 	struct bpf_program *p;
 	int err;
 
 	if (!skel) {
-		snprintf(detail, len, "cannot open the probe object: %s", strerror(errno));
-		return NULL;
+		err = -errno;
+		snprintf(detail, len, "cannot open the probe object: %s", strerror(-err));
+		return err;
 	}
 	skel->rodata->self_tgid = (__u32)getpid();
 	*prog = NULL;
@@ -113,25 +140,27 @@ static struct probe_bpf *load_one(const char *prog_name, struct bpf_program **pr
 	if (err) {
 		snprintf(detail, len, "loading a %s program failed: %s", prog_name, strerror(-err));
 		probe_bpf__destroy(skel);
-		return NULL;
+		return err;
 	}
-	return skel;
+	*out = skel;
+	return 0;
 }
 
 static int attach_and_trigger(const char *prog_name, void (*trigger)(void), char *detail, size_t len)
 {
 	struct bpf_program *prog;
-	struct probe_bpf *skel = load_one(prog_name, &prog, detail, len);
+	struct probe_bpf *skel;
 	struct bpf_link *link;
-	int ok;
+	int ok, rc = load_one(prog_name, &skel, &prog, detail, len);
 
-	if (!skel)
-		return 0;
+	if (rc)
+		return failed(rc);
 	link = bpf_program__attach(prog);
 	if (!link) {
-		snprintf(detail, len, "attaching failed: %s", strerror(errno));
+		rc = -errno;
+		snprintf(detail, len, "attaching failed: %s", strerror(-rc));
 		probe_bpf__destroy(skel);
-		return 0;
+		return failed(rc);
 	}
 	trigger();
 	ok = skel->bss->hits > 0;
@@ -154,10 +183,10 @@ static void yield_cpu(void)
 
 static int check_tracepoint(char *detail, size_t len)
 {
-	int mounted, ok;
+	int mounted, ok, rc = mr_kernel_tracefs_ensure(&mounted, detail, len);
 
-	if (mr_kernel_tracefs_ensure(&mounted, detail, len) != 0)
-		return 0;
+	if (rc)
+		return failed(rc);
 	ok = attach_and_trigger("probe_tracepoint", call_getppid, detail, len);
 	if (ok && mounted)
 		snprintf(detail, len,
@@ -181,13 +210,13 @@ static int count_event(void *ctx, void *data, size_t size)
 static int check_ringbuf(char *detail, size_t len)
 {
 	struct bpf_program *prog;
-	struct probe_bpf *skel = load_one("probe_ringbuf", &prog, detail, len);
+	struct probe_bpf *skel;
 	struct ring_buffer *rb = NULL;
 	struct bpf_link *link = NULL;
-	int events = 0;
+	int events = 0, rc = load_one("probe_ringbuf", &skel, &prog, detail, len);
 
-	if (!skel)
-		return 0;
+	if (rc)
+		return failed(rc);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.probe_ring), count_event, &events, NULL);
 	link = rb ? bpf_program__attach(prog) : NULL;
 	if (link) {
@@ -221,17 +250,18 @@ static int check_perf_event(char *detail, size_t len)
 					.freq = 1,
 					.sample_freq = 999 };
 	struct bpf_program *prog;
-	struct probe_bpf *skel = load_one("probe_perf_event", &prog, detail, len);
+	struct probe_bpf *skel;
 	struct bpf_link *link = NULL;
-	int fd, ok;
+	int fd, ok, rc = load_one("probe_perf_event", &skel, &prog, detail, len);
 
-	if (!skel)
-		return 0;
+	if (rc)
+		return failed(rc);
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
-		snprintf(detail, len, "perf_event_open(cpu-clock): %s", strerror(errno));
+		rc = -errno;
+		snprintf(detail, len, "perf_event_open(cpu-clock): %s", strerror(-rc));
 		probe_bpf__destroy(skel);
-		return 0;
+		return failed(rc);
 	}
 	link = bpf_program__attach_perf_event(prog, fd);
 	if (!link)
@@ -252,15 +282,15 @@ static int check_uprobe(char *detail, size_t len)
 	struct probe_bpf *skel;
 	struct bpf_link *link;
 	Dl_info info;
-	int ok;
+	int ok, rc;
 
 	if (!dladdr((void *)mr_kernel_check_uprobe_target, &info) || !info.dli_fname) {
 		snprintf(detail, len, "cannot find the runtime library's path");
 		return 0;
 	}
-	skel = load_one("probe_uprobe", &prog, detail, len);
-	if (!skel)
-		return 0;
+	rc = load_one("probe_uprobe", &skel, &prog, detail, len);
+	if (rc)
+		return failed(rc);
 	link = bpf_program__attach_uprobe_opts(prog, getpid(), info.dli_fname, 0, &opts);
 	if (link)
 		mr_kernel_check_uprobe_target(1);

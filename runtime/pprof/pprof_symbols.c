@@ -81,6 +81,30 @@ static int allocate(struct mr_pprof_symbols *s, size_t nmodules)
 	return 0;
 }
 
+/* pprof readers take the first mapping for the profile's main binary
+ * ("File:" in `go tool pprof`): executables first, the kernel last. */
+static int mapping_rank(const mr_profile *p, uint64_t id)
+{
+	const struct mr_module *m = &mr_profile_modules(p)[id];
+
+	if (m->executable)
+		return 0;
+	return strcmp(mr_profile_string(p, m->path), MR_KERNEL_MODULE) == 0 ? 2 : 1;
+}
+
+static void order_mappings(struct mr_pprof_symbols *s, const mr_profile *p)
+{
+	for (size_t i = 1; i < s->nmappings; i++) {
+		Pprof__Mapping *m = s->mapping_ptrs[i];
+		int rank = mapping_rank(p, m->id);
+		size_t j = i;
+
+		for (; j > 0 && mapping_rank(p, s->mapping_ptrs[j - 1]->id) > rank; j--)
+			s->mapping_ptrs[j] = s->mapping_ptrs[j - 1];
+		s->mapping_ptrs[j] = m;
+	}
+}
+
 /* One mapping per module but "none": the file and build id as named, and an
  * address range from 0 past the highest frame address seen in it. */
 static int build_mappings(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p)
@@ -112,6 +136,7 @@ static int build_mappings(struct mr_pprof_symbols *s, struct mr_intern *strings,
 			m->memory_limit = frames[i].address == UINT64_MAX ? UINT64_MAX
 									  : frames[i].address + 1;
 	}
+	order_mappings(s, p);
 	return 0;
 }
 

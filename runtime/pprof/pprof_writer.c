@@ -1,12 +1,13 @@
-/* pprof_writer.c - mr_pprof_write: a profile as a gzipped pprof file that
- * `go tool pprof` reads. The message is streamed straight into the
- * compressor, never held packed in memory. */
+/* pprof_writer.c - mr_pprof_write: a profile as gzipped pprof, which
+ * `go tool pprof` reads, into an output file. The message is streamed
+ * straight into the compressor, never held packed in memory. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "api_test.h"
+#include "base/log.h"
 #include "pprof/pprof_gzip.h"
 #include "pprof/pprof_message.h"
 
@@ -23,17 +24,6 @@ static void sink_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data
 	mr_pprof_gzip_write(sink->file, data, len);
 }
 
-/* Writes the one-line message for rc into err (cut to fit) and returns rc. */
-static int fail(int rc, const char *path, char *err, size_t errlen)
-{
-	char reason[128];
-
-	if (err && errlen)
-		(void)snprintf(err, errlen, "cannot write %s: %s", path ? path : "(null)",
-			       strerror_r(-rc, reason, sizeof(reason)));
-	return rc;
-}
-
 static int64_t wall_clock_ns(void)
 {
 	struct timespec ts;
@@ -43,19 +33,19 @@ static int64_t wall_clock_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int write_message(const Pprof__Profile *profile, const char *path)
+static int write_message(const Pprof__Profile *profile, mr_output *out)
 {
 	struct mr_pprof_gzip file;
 	struct gzip_sink sink = { .base = { .append = sink_append }, .file = &file };
-	int rc = mr_pprof_gzip_open(&file, path);
+	int rc = mr_pprof_gzip_open(&file, out);
 
 	if (rc)
 		return rc;
 	pprof__profile__pack_to_buffer(profile, &sink.base);
-	return mr_pprof_gzip_commit(&file);
+	return mr_pprof_gzip_close(&file);
 }
 
-int mr_pprof_write(const mr_profile *p, const char *path, int off_cpu, uint64_t period_ns,
+int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_t period_ns,
 		   uint64_t duration_ns, char *err, size_t errlen)
 {
 	struct mr_pprof_options opts = {
@@ -67,13 +57,13 @@ int mr_pprof_write(const mr_profile *p, const char *path, int off_cpu, uint64_t 
 	struct mr_pprof_message msg;
 	int rc;
 
-	if (!p || !path || !path[0])
-		return fail(-EINVAL, path, err, errlen);
+	if (!p || !out)
+		return mr_error(err, errlen, -EINVAL, "writing pprof: no profile or no output file");
 	rc = mr_pprof_message_build(&msg, p, &opts);
 	if (!rc)
-		rc = write_message(&msg.profile, path);
+		rc = write_message(&msg.profile, out);
 	mr_pprof_message_free(&msg);
 	if (rc)
-		return fail(rc, path, err, errlen);
+		return mr_error(err, errlen, rc, "writing pprof: %s", strerror(-rc));
 	return 0;
 }

@@ -103,7 +103,7 @@ static void free_owned(void *obj)
  * budget has its Lua state abandoned, whose finalizer would have freed it. */
 mr_profile *mr_profile_new(char *err, size_t errlen)
 {
-	struct mr_module none = { 0, 0 };
+	struct mr_module none = { 0 };
 	mr_profile *p = calloc(1, sizeof(*p));
 
 	if (p && (mr_intern_init(&p->strings) || module_intern(p, &none) != 0 ||
@@ -155,9 +155,10 @@ const char *mr_profile_string(const mr_profile *p, uint32_t id)
 	return mr_intern_get(&p->strings, id);
 }
 
-static uint32_t module_add(mr_profile *p, const char *path, const char *build_id)
+static uint32_t module_add(mr_profile *p, const char *path, const char *build_id, int32_t executable)
 {
-	struct mr_module m;
+	struct mr_module m = { 0 };
+	uint32_t id;
 
 	if (!p)
 		return MR_HASH_NONE;
@@ -165,13 +166,16 @@ static uint32_t module_add(mr_profile *p, const char *path, const char *build_id
 	m.build_id = mr_intern_add(&p->strings, build_id);
 	if (m.path == MR_HASH_NONE || m.build_id == MR_HASH_NONE)
 		return MR_HASH_NONE;
-	return module_intern(p, &m);
+	id = module_intern(p, &m);
+	if (id != MR_HASH_NONE && executable)
+		p->modules[id].executable = 1;
+	return id;
 }
 
-int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id, uint32_t *id, char *err,
-			  size_t errlen)
+int mr_profile_module_add(mr_profile *p, const char *path, const char *build_id, int32_t executable,
+			  uint32_t *id, char *err, size_t errlen)
 {
-	return profile_result(module_add(p, path, build_id), id, "module", err, errlen);
+	return profile_result(module_add(p, path, build_id, executable), id, "module", err, errlen);
 }
 
 static uint32_t frame_add(mr_profile *p, const struct mr_frame *f)

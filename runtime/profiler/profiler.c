@@ -1,7 +1,7 @@
-/* profiler.c - the on-CPU / off-CPU profiler: loads profile.bpf.c, attaches it
- * (cpu-clock sampling or sched_switch), captures each new process's mappings
- * when the kernel first sees it, and drains the kernel's counts into an
- * mr_profile (see profiler_drain.c). */
+/* profiler.c - the on-CPU / off-CPU profiler: loads profiler.bpf.c, attaches
+ * it (cpu-clock sampling or sched_switch, and the process notices handled in
+ * profiler_processes.c), and drains the kernel's counts into an mr_profile
+ * (see profiler_drain.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,25 +22,6 @@
 #include "profiler.skel.h"
 
 #define DEFAULT_MAX_STACKS 65536
-
-static int handle_notice(void *ctx, void *data, size_t size)
-{
-	struct mr_profiler *p = ctx;
-	const struct mr_notice *n = data;
-	char *comm;
-	int added;
-
-	if (size < sizeof(*n))
-		return 0;
-	comm = mr_pid_table_put(p->comms, n->pid, &added);
-	if (!comm)
-		return 0;
-	memcpy(comm, n->comm, MR_COMM_LEN);
-	comm[MR_COMM_LEN] = '\0';
-	/* A process that is already gone keeps whatever was captured before. */
-	mr_symbolizer_track(p->sym, n->pid, NULL, 0);
-	return 0;
-}
 
 static int fill_targets(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
 {
@@ -136,7 +117,7 @@ static int attach_notices(struct mr_profiler *p, char *err, size_t errlen)
 {
 	int e;
 
-	p->notices = ring_buffer__new(bpf_map__fd(p->skel->maps.notices), handle_notice, p, NULL);
+	p->notices = ring_buffer__new(bpf_map__fd(p->skel->maps.notices), mr_profiler_handle_notice, p, NULL);
 	if (!p->notices) {
 		e = -errno;
 		snprintf(err, errlen, "cannot open the process-notice ring buffer: %s", strerror(-e));
@@ -191,6 +172,8 @@ int mr_profiler_start(mr_profiler *p, char *err, size_t errlen)
 	}
 	p->started = 1;
 	p->start_ns = mr_sys_monotonic_ns();
+	if (p->opts.duration_ns)
+		__atomic_store_n(&p->skel->bss->stop_ns, p->start_ns + p->opts.duration_ns, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -211,6 +194,7 @@ int mr_profiler_poll(mr_profiler *p, int32_t timeout_ms, char *err, size_t errle
 
 void mr_profiler_stop(mr_profiler *p)
 {
+	p->stopped = p->started;
 	mr_profiler_cpu_clock_detach(p->sampling);
 	p->sampling = NULL;
 	bpf_link__destroy(p->switch_link);
@@ -230,12 +214,17 @@ void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out)
 	out->idle_samples = c->idle_samples;
 	out->lost_user_stack = c->lost_user_stack;
 	out->lost_stack_full = c->lost_stack_full;
+	out->lost_stack_nomem = c->lost_stack_nomem;
 	out->lost_counts_full = c->lost_counts_full;
+	out->lost_counts_nomem = c->lost_counts_nomem;
 	out->lost_notify = c->lost_notify;
 	out->lost_offcpu_start = c->lost_offcpu_start;
 	out->first_sample_ns = c->first_sample_ns;
-	out->processes = mr_pid_table_count(p->comms);
+	out->processes = p->processes_seen;
+	out->tracked = mr_pid_table_count(p->comms);
 	out->stacks = p->stacks_drained;
+	out->deferred = p->deferred;
+	out->truncated_stacks = p->truncated_stacks;
 	out->start_ns = p->start_ns;
 }
 
@@ -249,5 +238,6 @@ void mr_profiler_close(mr_profiler *p)
 	profiler_bpf__destroy(p->skel);
 	mr_symbolizer_free(p->sym);
 	mr_pid_table_free(p->comms);
+	free(p->exited);
 	free(p);
 }

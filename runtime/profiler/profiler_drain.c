@@ -1,7 +1,10 @@
 /* profiler_drain.c - moves the kernel's counts into an mr_profile. The BPF
  * programs count into one of two maps; the drain flips them, lets programs
  * still writing to the old one finish, then reads, symbolizes and clears it,
- * so no count is lost between drains. */
+ * so no count is lost between drains. Parsing new ELF files is the costly
+ * part of naming: a drain parses at most PARSES_PER_DRAIN of them, and a
+ * stack that needs more stays in its map, still counting, for the drain that
+ * next empties that map. The last drain (after stop) takes both maps whole. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +22,15 @@
 
 /* Longer than any program run: they are short and do not sleep. */
 #define FLIP_GRACE_MS 2
+/* A large binary (libpython, a browser) parses in tens of milliseconds. */
+#define PARSES_PER_DRAIN 16
 #define MAX_FRAMES (2 * MR_MAX_STACK_DEPTH)
 
 struct drain {
 	struct mr_profiler *p;
 	mr_profile *prof;
 	int stacks_fd;
+	int stacks_spill_fd;
 	uint32_t frames[MAX_FRAMES];
 	uint32_t depth;
 };
@@ -55,39 +61,63 @@ static int add_frame(struct drain *d, const struct mr_symbol *s, uint32_t *id)
 	}
 	rc = mr_profile_string_add(d->prof, name, &f.name, NULL, 0);
 	if (rc == 0 && s->module)
-		rc = mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "", &f.module,
-					   NULL, 0);
+		rc = mr_profile_module_add(d->prof, s->module, s->build_id ? s->build_id : "",
+					   (int32_t)s->executable, &f.module, NULL, 0);
 	return rc ? rc : mr_profile_frame_add(d->prof, &f, id, NULL, 0);
 }
 
-/* A tracepoint program's kernel stack starts inside the BPF machinery that
- * ran it; those frames say nothing about the profiled thread. */
-static int is_bpf_frame(const struct mr_symbol *s)
+/* An off-CPU stack is taken inside the tracepoint that runs the program:
+ * its first frames are the tracing machinery (BPF program and trampolines,
+ * the tracepoint's iterator), whose names vary with the kernel but keep
+ * these prefixes. They say nothing about where the thread blocked. */
+static int is_tracing_frame(const struct mr_symbol *s)
 {
-	return s->name &&
-	       (strncmp(s->name, "bpf_prog_", 9) == 0 || strncmp(s->name, "bpf_trace_run", 13) == 0 ||
-		strncmp(s->name, "__bpf_trace_", 12) == 0);
+	static const char *const prefixes[] = { "bpf_",        "__bpf_",   "__traceiter_", "trace_call_bpf",
+						"perf_trace_", "__trace_", "__probestub_" };
+
+	for (size_t i = 0; s->name && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(s->name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
 }
 
-/* Appends the frames of one stored stack; an address that cannot be
- * resolved still gets a frame ("[unknown]" or module+offset). */
+static int resolve(struct drain *d, __u64 ip, int32_t pid, int kernel, uint32_t flags, struct mr_symbol *sym)
+{
+	int rc = kernel ? mr_symbolizer_resolve_kernel(d->p->sym, ip, flags, sym, NULL, 0)
+			: mr_symbolizer_resolve(d->p->sym, pid, ip, flags, sym, NULL, 0);
+
+	if (rc != 0 && rc != -EFAULT && rc != -EAGAIN) {
+		memset(sym, 0, sizeof(*sym));
+		sym->kind = MR_FRAME_UNKNOWN;
+		rc = 0;
+	}
+	return rc;
+}
+
+/* Appends the frames of one stored stack, leaf first. Every frame above the
+ * leaf holds a return address, named by the call before it. A user frame
+ * outside the process's executable mappings is a junk return address from a
+ * frame-pointer walk through code without frame pointers: the stack ends
+ * there (counted in truncated_stacks). An address that cannot be resolved
+ * otherwise still gets a frame ("[unknown]" or module+offset). */
 static int add_stack(struct drain *d, __u64 hash, int32_t pid, int kernel)
 {
 	struct mr_stack_trace st;
 	struct mr_symbol sym;
-	int leading = kernel, rc = 0;
+	int leading = kernel && d->p->opts.off_cpu, rc = 0;
 
-	if (!hash || bpf_map_lookup_elem(d->stacks_fd, &hash, &st) != 0)
+	if (!hash || (bpf_map_lookup_elem(d->stacks_fd, &hash, &st) != 0 &&
+		      bpf_map_lookup_elem(d->stacks_spill_fd, &hash, &st) != 0))
 		return 0;
 	for (int i = 0; rc == 0 && i < MR_MAX_STACK_DEPTH && st.ips[i] && d->depth < MAX_FRAMES; i++) {
-		int found = kernel ? mr_symbolizer_resolve_kernel(d->p->sym, st.ips[i], &sym, NULL, 0)
-				   : mr_symbolizer_resolve(d->p->sym, pid, st.ips[i], &sym, NULL, 0);
-
-		if (found != 0) {
-			memset(&sym, 0, sizeof(sym));
-			sym.kind = MR_FRAME_UNKNOWN;
+		rc = resolve(d, st.ips[i], pid, kernel, i > 0 ? MR_SYMBOL_RETURN_ADDRESS : 0, &sym);
+		if (rc == -EAGAIN)
+			return rc;
+		if (rc == -EFAULT) {
+			d->p->truncated_stacks++;
+			return 0;
 		}
-		if (leading && is_bpf_frame(&sym))
+		if (leading && is_tracing_frame(&sym))
 			continue;
 		leading = 0;
 		rc = add_frame(d, &sym, &d->frames[d->depth++]);
@@ -119,6 +149,8 @@ static int add_sample(struct drain *d, const struct mr_stack_key *k, const struc
 		rc = add_stack(d, k->kernel_stack, k->pid, 1);
 	if (rc == 0)
 		rc = add_stack(d, k->user_stack, k->pid, 0);
+	if (rc == -EAGAIN)
+		d->p->deferred++;
 	if (rc != 0)
 		return rc;
 	d->p->stacks_drained++;
@@ -145,9 +177,10 @@ static int collect_keys(int fd, struct mr_stack_key **keys, size_t *n)
 	return 0;
 }
 
-/* Reads every entry of the idle map into the profile, then empties it. An
- * entry that cannot be deleted is counted once more at the next drain of
- * this map: that is reported rather than hidden. */
+/* Reads the entries of the idle map into the profile and deletes them,
+ * except those put off (left for a later drain). An entry that cannot be
+ * deleted is counted once more at the next drain of this map: that is
+ * reported rather than hidden. */
 static int drain_map(struct drain *d, int fd)
 {
 	struct mr_stack_key *keys;
@@ -156,20 +189,35 @@ static int drain_map(struct drain *d, int fd)
 	int rc = collect_keys(fd, &keys, &n);
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (bpf_map_lookup_elem(fd, &keys[i], &v) == 0)
-			rc = add_sample(d, &keys[i], &v);
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) != 0)
+			continue;
+		rc = add_sample(d, &keys[i], &v);
+		if (rc == -EAGAIN) {
+			d->p->last_deferral = d->p->drains;
+			rc = 0;
+		} else if (rc == 0) {
+			undeleted += bpf_map_delete_elem(fd, &keys[i]) != 0;
+		}
 	}
-	for (size_t i = 0; i < n; i++)
-		undeleted += bpf_map_delete_elem(fd, &keys[i]) != 0;
 	free(keys);
 	return rc ? rc : (undeleted ? -EIO : 0);
+}
+
+/* Drains one generation: its count map and its spill map. */
+static int drain_generation(struct drain *d, __u32 gen)
+{
+	struct profiler_bpf *s = d->p->skel;
+	int rc = drain_map(d, bpf_map__fd(gen ? s->maps.counts1 : s->maps.counts0));
+	int spill_rc = drain_map(d, bpf_map__fd(gen ? s->maps.counts_spill1 : s->maps.counts_spill0));
+
+	return rc ? rc : spill_rc;
 }
 
 int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen)
 {
 	struct drain *d = calloc(1, sizeof(*d));
-	struct bpf_map *old;
-	int rc;
+	__u32 idle;
+	int rc, later_rc;
 
 	if (!d) {
 		snprintf(err, errlen, "cannot read the kernel's counts: out of memory");
@@ -181,11 +229,19 @@ int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen
 	d->p = p;
 	d->prof = prof;
 	d->stacks_fd = bpf_map__fd(p->skel->maps.stacks);
-	old = p->skel->bss->active ? p->skel->maps.counts1 : p->skel->maps.counts0;
-	__atomic_store_n(&p->skel->bss->active, !p->skel->bss->active, __ATOMIC_SEQ_CST);
+	d->stacks_spill_fd = bpf_map__fd(p->skel->maps.stacks_spill);
+	idle = p->skel->bss->active;
+	__atomic_store_n(&p->skel->bss->active, !idle, __ATOMIC_SEQ_CST);
 	mr_sys_sleep_ms(FLIP_GRACE_MS);
-	rc = drain_map(d, bpf_map__fd(old));
+	mr_symbolizer_limit_parses(p->sym, p->stopped ? -1 : PARSES_PER_DRAIN);
+	rc = drain_generation(d, idle);
+	if (p->stopped) {
+		later_rc = drain_generation(d, !idle); /* what earlier drains put off */
+		rc = rc ? rc : later_rc;
+	}
 	free(d);
+	p->drains++;
+	mr_profiler_forget_exited(p);
 	if (rc == -EIO)
 		snprintf(err, errlen, "the kernel's counts were read, but some could not be cleared: %s",
 			 "they will be counted again");

@@ -15,6 +15,12 @@ struct profiler_bpf;
 struct mr_profiler_cpu_clock;
 struct mr_pid_table;
 
+/* A sampled process that exited, forgotten once its samples are drained. */
+struct mr_exited_process {
+	int32_t pid;
+	uint64_t drain; /* drains done when its exit was noticed */
+};
+
 struct mr_profiler {
 	struct mr_profiler_opts opts; /* pids not kept: they live in the targets map */
 	struct profiler_bpf *skel;
@@ -25,9 +31,22 @@ struct mr_profiler {
 	struct ring_buffer *notices;
 	mr_symbolizer *sym;
 	struct mr_pid_table *comms; /* pid -> name (MR_COMM_LEN + 1 bytes) */
+	struct mr_exited_process *exited;
+	size_t nexited, exited_cap;
 	uint64_t start_ns;
+	uint64_t processes_seen;
 	uint64_t stacks_drained;
+	uint64_t truncated_stacks; /* user stacks cut at a frame that is not code */
+	uint64_t deferred;         /* stacks left in the kernel for a later drain */
+	uint64_t drains;           /* drains done */
+	uint64_t last_deferral;    /* drains done when one last deferred a stack */
 	int started;
+	int stopped;
 };
+
+/* The ring-buffer callback for the kernel's process notices. */
+int mr_profiler_handle_notice(void *ctx, void *data, size_t size);
+/* Forgets the exited processes whose samples have all been drained. */
+void mr_profiler_forget_exited(struct mr_profiler *p);
 
 #endif

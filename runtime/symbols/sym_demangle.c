@@ -3,11 +3,13 @@
 #include "symbols/sym_demangle.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <demangle.h>
 #include <string.h>
 
 #define RUST_HASH_LEN 19 /* "::h" and 16 hex digits */
+#define PLT_SUFFIX "@plt"
 
 static void strip_rust_hash(char *s)
 {
@@ -34,7 +36,7 @@ static char *strip_version(const char *name)
 	return at ? strndup(name, (size_t)(at - name)) : strdup(name);
 }
 
-char *mr_sym_demangle(const char *name)
+static char *demangle(const char *name)
 {
 	char *plain = strip_version(name), *out;
 
@@ -46,4 +48,22 @@ char *mr_sym_demangle(const char *name)
 	free(plain);
 	strip_rust_hash(out);
 	return out;
+}
+
+/* A PLT stub's name ("_ZN3foo3barEv@plt", see sym_plt.c) keeps its suffix
+ * around the readable form of what it calls. */
+char *mr_sym_demangle(const char *name)
+{
+	size_t len = strlen(name), slen = strlen(PLT_SUFFIX);
+	char *base, *out;
+
+	if (len <= slen || strcmp(name + len - slen, PLT_SUFFIX) != 0)
+		return demangle(name);
+	base = strndup(name, len - slen);
+	out = base ? demangle(base) : NULL;
+	free(base);
+	if (out && asprintf(&base, "%s" PLT_SUFFIX, out) < 0)
+		base = NULL;
+	free(out);
+	return base;
 }

@@ -113,7 +113,11 @@ static int copy_pass(const struct symtab_ref *t, struct mr_sym_table *out)
 		if (!name)
 			continue;
 		len = strlen(name);
-		rc = mr_sym_table_add(out, sym.st_value, sym.st_size, name, len, rank_of(&sym, name, len));
+		/* A symbol without a size (_init, _fini, assembly) covers its own
+		 * address only: reaching to the next symbol would swallow the PLT
+		 * and everything else between them. */
+		rc = mr_sym_table_add(out, sym.st_value, sym.st_size ? sym.st_size : 1, name, len,
+				      rank_of(&sym, name, len));
 	}
 	return rc;
 }
@@ -135,10 +139,7 @@ int mr_sym_elf_read(Elf *e, struct mr_sym_table *out)
 	rc = mr_sym_table_reserve(out, nsyms, nbytes);
 	if (rc == 0)
 		rc = copy_pass(&t, out);
-	if (rc < 0) {
+	if (rc < 0)
 		mr_sym_table_free(out);
-		return rc;
-	}
-	mr_sym_table_sort(out);
-	return 0;
+	return rc;
 }

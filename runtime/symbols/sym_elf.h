@@ -7,9 +7,10 @@
 
 #include "symbols/sym_table.h"
 
-/* Reads STT_FUNC and STT_GNU_IFUNC symbols: from .symtab, else from .dynsym;
- * of aliases at one address the preferred name is kept. A file with neither
- * table gives an empty one. 0, -ENOEXEC, -E2BIG or -ENOMEM. */
+/* Reads STT_FUNC and STT_GNU_IFUNC symbols: from .symtab, else from .dynsym,
+ * ranked so that mr_sym_table_sort keeps the preferred name of aliases at
+ * one address. A symbol without a size covers its own address only. A file
+ * with neither table gives an empty one. 0, -ENOEXEC, -E2BIG or -ENOMEM. */
 int mr_sym_elf_read(Elf *e, struct mr_sym_table *out);
 
 #endif

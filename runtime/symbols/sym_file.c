@@ -2,6 +2,7 @@
  * stripped) and maps file offsets to function names. */
 #include "symbols/sym_file.h"
 #include "elf/elf_debug_file.h"
+#include "symbols/sym_plt.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,12 +29,23 @@ static int load_debug_symbols(const struct mr_elf_info *info, const char *root, 
 	return rc;
 }
 
+/* Function symbols (of the debug file when e is stripped), then the PLT
+ * stubs, which only e itself describes (a debug file's .plt is empty). */
 static int load_symbols(Elf *e, const struct mr_elf_info *info, const char *root, const char *path,
 			struct mr_sym_table *out)
 {
-	if (!info->has_symtab && load_debug_symbols(info, root, path, out) == 0)
-		return 0;
-	return mr_sym_elf_read(e, out);
+	int rc = 0;
+
+	if (info->has_symtab || load_debug_symbols(info, root, path, out) != 0)
+		rc = mr_sym_elf_read(e, out);
+	if (rc == 0)
+		rc = mr_sym_plt_read(e, out);
+	if (rc < 0) {
+		mr_sym_table_free(out);
+		return rc;
+	}
+	mr_sym_table_sort(out);
+	return 0;
 }
 
 int mr_sym_file_load(Elf *e, struct mr_elf_info *info, const char *root, const char *path,
@@ -58,13 +70,14 @@ int mr_sym_file_load(Elf *e, struct mr_elf_info *info, const char *root, const c
 	return 0;
 }
 
-const char *mr_sym_file_lookup(const struct mr_sym_file *f, uint64_t offset)
+const char *mr_sym_file_lookup(const struct mr_sym_file *f, uint64_t offset, int return_address)
 {
 	uint64_t vaddr;
 
 	if (mr_elf_info_vaddr(&f->info, offset, &vaddr) < 0)
 		return NULL;
-	return mr_sym_table_find(&f->syms, vaddr);
+	return return_address ? mr_sym_table_find_return(&f->syms, vaddr)
+			      : mr_sym_table_find(&f->syms, vaddr);
 }
 
 void mr_sym_file_free(struct mr_sym_file *f)

@@ -24,8 +24,9 @@ struct mr_sym_file {
  * found through root and path (see elf/elf_debug_file.h), else from e's .dynsym. */
 int mr_sym_file_load(Elf *e, struct mr_elf_info *info, const char *root, const char *path,
 		     struct mr_sym_file **out);
-/* The raw (mangled) name of the function at file offset, or NULL. */
-const char *mr_sym_file_lookup(const struct mr_sym_file *f, uint64_t offset);
+/* The raw (mangled) name of the function at file offset, or NULL. With
+ * return_address, offset is one (see mr_sym_table_find_return). */
+const char *mr_sym_file_lookup(const struct mr_sym_file *f, uint64_t offset, int return_address);
 void mr_sym_file_free(struct mr_sym_file *f);
 
 #endif

@@ -145,8 +145,8 @@ static int insert(struct mr_sym_file_cache *c, struct mr_sym_file *f, const char
 }
 
 /* Looks the file up by build-id, else parses it and caches it under key. */
-static int probe_and_load(struct mr_sym_file_cache *c, int fd, const char *root, const char *path, char *key,
-			  size_t keylen, struct mr_sym_file **out)
+static int probe_and_load(struct mr_sym_file_cache *c, int fd, const char *root, const char *path,
+			  int64_t *budget, char *key, size_t keylen, struct mr_sym_file **out)
 {
 	struct mr_elf_info info;
 	struct mr_sym_file *f;
@@ -168,8 +168,14 @@ static int probe_and_load(struct mr_sym_file_cache *c, int fd, const char *root,
 			return 0;
 		}
 	}
-	if (rc == 0)
+	if (rc == 0 && budget && *budget <= 0) {
+		mr_elf_info_free(&info);
+		rc = -EAGAIN;
+	} else if (rc == 0) {
 		rc = mr_sym_file_load(e, &info, root, path, &f);
+		if (budget)
+			(*budget)--;
+	}
 	elf_end(e);
 	if (rc == 0)
 		rc = insert(c, f, key);
@@ -179,7 +185,7 @@ static int probe_and_load(struct mr_sym_file_cache *c, int fd, const char *root,
 }
 
 int mr_sym_file_cache_get(struct mr_sym_file_cache *c, int fd, const char *root, const char *path,
-			  struct mr_sym_file **out)
+			  int64_t *budget, struct mr_sym_file **out)
 {
 	char ikey[128], key[2 * MR_BUILD_ID_MAX + 8];
 	struct mr_sym_file *f;
@@ -201,7 +207,7 @@ int mr_sym_file_cache_get(struct mr_sym_file_cache *c, int fd, const char *root,
 		return 0;
 	}
 	snprintf(key, sizeof(key), "%s", ikey);
-	rc = probe_and_load(c, fd, root, path, key, sizeof(key), out);
+	rc = probe_and_load(c, fd, root, path, budget, key, sizeof(key), out);
 	if (rc == 0)
 		add_alias(c, ikey, key);
 	return rc;

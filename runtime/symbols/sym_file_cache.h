@@ -21,9 +21,11 @@ struct mr_sym_file_cache *mr_sym_file_cache_new(size_t max_bytes);
 void mr_sym_file_cache_free(struct mr_sym_file_cache *c);
 /* The parsed form of the open file fd, with one reference taken for the
  * caller. root and path locate its debug file (see elf/elf_debug_file.h).
- * Returns 0, -ENOEXEC for a file that is not ELF, or another -errno. */
+ * budget (NULL for no limit) is how many files may still be parsed: a file
+ * not in the cache takes one, and gets -EAGAIN when none is left. Returns 0,
+ * -ENOEXEC for a file that is not ELF, -EAGAIN, or another -errno. */
 int mr_sym_file_cache_get(struct mr_sym_file_cache *c, int fd, const char *root, const char *path,
-			  struct mr_sym_file **out);
+			  int64_t *budget, struct mr_sym_file **out);
 void mr_sym_file_cache_ref(struct mr_sym_file *f);
 /* Drops a reference; the file may be evicted once it has none. */
 void mr_sym_file_cache_put(struct mr_sym_file_cache *c, struct mr_sym_file *f);

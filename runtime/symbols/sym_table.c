@@ -75,7 +75,8 @@ void mr_sym_table_sort(struct mr_sym_table *t)
 	t->n = w;
 }
 
-const char *mr_sym_table_find(const struct mr_sym_table *t, uint64_t addr)
+/* The entry at or below addr that covers it, or NULL. */
+static const struct mr_sym_entry *find_entry(const struct mr_sym_table *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->n;
 	const struct mr_sym_entry *e;
@@ -93,7 +94,36 @@ const char *mr_sym_table_find(const struct mr_sym_table *t, uint64_t addr)
 	e = &t->v[lo - 1];
 	if (e->size != 0 && addr - e->addr >= e->size)
 		return NULL;
-	return t->names + e->name;
+	return e;
+}
+
+const char *mr_sym_table_find(const struct mr_sym_table *t, uint64_t addr)
+{
+	const struct mr_sym_entry *e = find_entry(t, addr);
+
+	return e ? t->names + e->name : NULL;
+}
+
+/* Where the kernel makes a signal handler return to: its "return address"
+ * is the trampoline's first byte, not an address after a call. */
+static int is_signal_return(const char *name)
+{
+	static const char *const trampolines[] = { "__restore_rt", "__kernel_rt_sigreturn",
+						   "__vdso_rt_sigreturn" };
+
+	for (size_t i = 0; i < sizeof(trampolines) / sizeof(trampolines[0]); i++)
+		if (strcmp(name, trampolines[i]) == 0)
+			return 1;
+	return 0;
+}
+
+const char *mr_sym_table_find_return(const struct mr_sym_table *t, uint64_t addr)
+{
+	const struct mr_sym_entry *e = find_entry(t, addr);
+
+	if (e && e->addr == addr && is_signal_return(t->names + e->name))
+		return t->names + e->name;
+	return addr ? mr_sym_table_find(t, addr - 1) : NULL;
 }
 
 size_t mr_sym_table_bytes(const struct mr_sym_table *t)

@@ -32,6 +32,11 @@ void mr_sym_table_sort(struct mr_sym_table *t);
 /* The name of the entry at or below addr that covers it, or NULL. Call
  * after mr_sym_table_sort. */
 const char *mr_sym_table_find(const struct mr_sym_table *t, uint64_t addr);
+/* The function a return address returns into: the one holding addr - 1,
+ * where the call is (the address itself may already be the next function's
+ * when the call never returns), except at the first byte of a signal return
+ * trampoline, which is where a signal handler "returns". NULL when none. */
+const char *mr_sym_table_find_return(const struct mr_sym_table *t, uint64_t addr);
 /* Heap bytes held. */
 size_t mr_sym_table_bytes(const struct mr_sym_table *t);
 void mr_sym_table_free(struct mr_sym_table *t);

@@ -3,12 +3,15 @@
 # `perf record -F 99 -a -g` plus perf's own folding (stackcollapse.py), in one
 # run on the same workload and duration, alternating ROUNDS times. Prints a
 # Markdown table and the ratios. Needs root and a built tree (scripts/build.sh).
-#   usage: scripts/bench/profile_vs_perf.sh [SECONDS] [ROUNDS]
+# WORKLOAD is "burn" (one CPU burner per CPU) or "churn" (200 new short-lived
+# processes a second, each burning 2 ms: the cost of naming new processes).
+#   usage: scripts/bench/profile_vs_perf.sh [SECONDS] [ROUNDS] [burn|churn]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 seconds=${1:-10}
 rounds=${2:-3}
+workload=${3:-burn}
 bin=./build/moonrover
 collapse=/usr/lib/perf-core/scripts/python/stackcollapse.py
 work=$(mktemp -d /tmp/moonrover-bench.XXXXXX)
@@ -18,9 +21,13 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 [ -x "$bin" ] || { echo "bench: build first (scripts/build.sh)" >&2; exit 1; }
 [ -f "$collapse" ] || { echo "bench: $collapse missing (package linux-perf)" >&2; exit 1; }
 
-# The same load for every run: one CPU burner per CPU for the whole benchmark.
+# The same load for every run, for the whole benchmark.
 total=$(( (seconds + 5) * rounds * 3 + 30 ))
-for _ in $(seq "$(nproc)"); do ./build/workloads/cpu_ratio "$total" & done
+case "$workload" in
+  burn) for _ in $(seq "$(nproc)"); do ./build/workloads/cpu_ratio "$total" & done ;;
+  churn) ./build/workloads/churn 200 "$total" 2 & ;;
+  *) echo "bench: unknown workload $workload (burn or churn)" >&2; exit 2 ;;
+esac
 
 calc() { awk "BEGIN { printf \"%.3f\", $* }"; }
 

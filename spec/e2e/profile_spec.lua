@@ -112,6 +112,39 @@ describe("moonrover profile (end to end)", function()
       string.format("alpha:beta = %d:%d = %.3f", alpha, beta, ratio))
   end)
 
+  it("names a caller whose call never returns by the call, not by the next function", function()
+    local pid = spawn("noreturn_caller", "30")
+    local out = dir .. "/noreturn.folded"
+    local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "1", "--no-kernel", "-o", out })
+    assert.same(0, code, stderr)
+    local text = e2e.read_all(out)
+    assert.matches("main;caller_a;die_here ", text, 1, true)
+    assert.is_nil(text:find("caller_b", 1, true), text)
+  end)
+
+  it("counts nothing past its duration, however late it gets to stop", function()
+    local pid = spawn("cpu_ratio", "30")
+    local out = dir .. "/late.folded"
+    -- moonrover is stopped for 3 s in the middle of a 2 s profile, as a long
+    -- drain or a paused virtual machine would hold it; the kernel samples on
+    local script = string.format("%s profile -p %d -d 2 -F 99 --no-kernel -o %s & m=$!; sleep 0.5; "
+      .. "kill -STOP $m; sleep 3; kill -CONT $m; wait $m", e2e.quote(e2e.bin), pid, e2e.quote(out))
+    local code, stdout, stderr = e2e.run("sh -c " .. e2e.quote(script))
+    assert.same(0, code, stderr)
+    local taken = tonumber((stdout:match("samples taken: ([%d,]+)") or ""):gsub(",", ""), 10)
+    -- one thread sampled at 99 Hz for 2 s: 198, and a little for timer slack
+    assert.is_true(taken and taken <= 2 * 99 * 1.05, stdout)
+    assert.matches("duration: 2.0 s", stdout, 1, true)
+  end)
+
+  it("loses nothing when it starts, however many new stacks arrive at once", function()
+    for _ = 1, 5 do
+      local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-F", "999", "-o", dir .. "/start.folded" })
+      assert.same(0, code, stderr)
+      assert.matches("samples lost: none\n", stdout, 1, true)
+    end
+  end)
+
   it("finds the function an off-CPU workload sleeps in", function()
     local pid = spawn("sleeper", "30")
     local out = dir .. "/off.folded"
@@ -119,8 +152,14 @@ describe("moonrover profile (end to end)", function()
     assert.same(0, code, stderr)
     local text = e2e.read_all(out)
     assert.matches("nap_in_known_function", text)
-    local _, seen = by_leaf(text)
+    local leaves, seen = by_leaf(text)
     assert.is_true(seen.main)
+    -- the stacks are taken inside the tracepoint the program runs in: none of
+    -- its machinery may remain at the leaf, where the thread blocked
+    for leaf in pairs(leaves) do
+      assert.is_nil(leaf:match("^_*bpf") or leaf:match("^_*trace") or leaf:match("^perf_"), leaf)
+    end
+    assert.truthy(leaves.__schedule or leaves.schedule, text)
     local blocked = 0
     for _, s in ipairs(folded.parse(text)) do
       for _, f in ipairs(s.frames) do
@@ -142,6 +181,8 @@ describe("moonrover profile (end to end)", function()
     assert.same(0, rc, err)
     assert.matches("burn_alpha", top)
     assert.matches("burn_beta", top)
+    -- the main binary pprof names is the profiled program, not the kernel
+    assert.matches("File: cpu_ratio\n", top, 1, true)
   end)
 
   it("profiles every process into an SVG flame graph by default extension", function()
@@ -185,19 +226,141 @@ describe("moonrover profile (end to end)", function()
     assert.same(1, select(2, stderr:gsub("\n", "")))
   end)
 
+  it("writes every format to standard output with -o -", function()
+    local pid = spawn("cpu_ratio", "30")
+    for _, case in ipairs({ { "pprof", "gunzip -c | head -c 2 | od -An -tx1", " 0a %x%x" },
+      { "svg", "head -c 5", "<?xml" }, { "folded", "tail -n 1", "^cpu_ratio;[^\n]* %d+\n$" } }) do
+      local format, filter, expect = case[1], case[2], case[3]
+      local script = string.format("%s profile -p %d -d 1 -f %s -o - 2>/dev/null | %s", e2e.quote(e2e.bin), pid,
+        format, filter)
+      local code, stdout = e2e.run("sh -c " .. e2e.quote(script))
+      assert.same(0, code)
+      assert.matches(expect, stdout, 1, format == "svg")
+    end
+    assert.is_nil(io.open("-"), "no file named '-' is written")
+  end)
+
+  it("reports a full disk as an error and leaves no partial file, in every format", function()
+    local full = dir .. "/full"
+    -- one page, filled: however small a profile is, it does not fit
+    e2e.run("mkdir " .. full .. " && mount -t tmpfs -o size=4k tmpfs " .. full
+      .. " && dd if=/dev/zero of=" .. full .. "/filler bs=4096 count=1")
+    for _, name in ipairs({ "p.svg", "p.folded", "p.pb.gz" }) do
+      local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", full .. "/" .. name })
+      assert.same(1, code, stdout)
+      assert.same("moonrover profile: cannot write " .. full .. "/" .. name, stderr:match("^(.-):[^:]*\n$")
+        :gsub(": writing pprof$", ""))
+      assert.matches("No space left on device\n$", stderr)
+      assert.is_nil(stdout:find("output:", 1, true))
+    end
+    local _, left = e2e.run("ls -A " .. full)
+    e2e.run("umount " .. full)
+    assert.same("filler\n", left)
+  end)
+
+  it("says when the profiled processes exit early, and stops then", function()
+    local pid = spawn("cpu_ratio", "1")
+    local code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "30", "-o", dir .. "/e.folded" })
+    assert.same(0, code, stderr)
+    local gone = tonumber(stdout:match("the profiled processes exited ([%d.]+) s into the profile: stopped then\n"))
+    assert.is_true(gone and gone < 10, stdout)
+  end)
+
+  it("says why an off-CPU profile of a busy loop is empty", function()
+    local pid = spawn("noreturn_caller", "30")
+    local code, stdout, stderr = e2e.moonrover({ "profile", "--off-cpu", "-p", tostring(pid), "-d", "1",
+      "-o", dir .. "/busy.folded" })
+    assert.same(0, code, stderr)
+    assert.matches("no samples were taken: no profiled thread blocked during the profile\n", stdout, 1, true)
+  end)
+
+  it("treats a stray argument, an unknown format and -v as the command line says", function()
+    local code, stdout, stderr = e2e.moonrover({ "profile", "extra", "-o", dir .. "/stray.svg" })
+    assert.same(2, code)
+    assert.same("", stdout)
+    assert.matches("^moonrover profile: unexpected argument 'extra'", stderr)
+    assert.is_nil(io.open(dir .. "/stray.svg"))
+    code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", dir .. "/x.png" })
+    assert.same(2, code)
+    assert.same("", stdout)
+    assert.matches("use %-%-format folded|pprof|svg\n$", stderr)
+    code, stdout = e2e.moonrover({ "-v" })
+    assert.same(0, code)
+    assert.matches("^moonrover %d+%.%d+%.%d+", stdout)
+  end)
+
   it("tells a user without privileges to run it as root", function()
     local env, bin = e2e.public_copy(dir)
-    local code, _, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
+    local code, stdout, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
       bin .. " profile -d 1 -o /tmp/never.svg")
     assert.same(1, code, stderr)
-    assert.matches("^moonrover profile: profiling needs root", stderr)
+    assert.same("", stdout)
+    assert.matches("^moonrover profile: profiling needs root %(or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE", stderr)
     assert.same(1, select(2, stderr:gsub("\n", "")))
+    code, stdout = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " .. bin .. " check")
+    assert.same(1, code)
+    assert.is_nil(stdout:find("is not mounted", 1, true), stdout)
+    assert.is_nil(stdout:find("Linux 5.", 1, true), "no kernel advice for a permission problem:\n" .. stdout)
+    assert.matches("could not be tried by this user: moonrover needs root %(or CAP_BPF, CAP_PERFMON", stdout)
   end)
 end)
 
 describe("the profiler object (end to end)", function()
+  local profiler = require("moonrover.profiling.profiler")
+  local rt = require("moonrover.rt")
+
+  -- The pids of the samples named comm in prof, and whether one of their
+  -- frames is named fn.
+  local function pids_of(prof, comm, fn)
+    local lib, ffi = rt.lib, rt.ffi
+    local samples, stack, frames = lib.mr_profile_samples(prof), lib.mr_profile_stack_frames(prof),
+      lib.mr_profile_frames(prof)
+    local pids, named = {}, false
+    for i = 0, tonumber(lib.mr_profile_sample_count(prof)) - 1 do
+      local sm = samples[i]
+      if ffi.string(lib.mr_profile_string(prof, sm.comm)) == comm then
+        pids[sm.pid] = true
+        for j = 0, sm.depth - 1 do
+          local f = frames[stack[sm.first + j]]
+          named = named or ffi.string(lib.mr_profile_string(prof, f.name)) == fn
+        end
+      end
+    end
+    return pids, named
+  end
+
+  it("names short-lived processes and forgets each once its samples are drained", function()
+    local churn = e2e.spawn("churn", "100 3 3")
+    local p = assert(profiler.open({ frequency = 499, kernel = false }))
+    assert(p:start())
+    -- 6 s: the churn, then drains enough to forget it all (a poll returns
+    -- early when notices arrive, so time the drains by the clock)
+    local clock = rt.lib.mr_sys_monotonic_ns
+    local next_drain, stop_at = clock() + 5e8, clock() + 6e9
+    while clock() < stop_at do
+      p:poll(100)
+      if clock() >= next_drain then
+        assert(p:drain())
+        next_drain = clock() + 5e8
+      end
+    end
+    p:stop()
+    assert(p:drain())
+    e2e.kill(churn)
+    local pids, named = pids_of(p.profile, "churn", "churn_child_work")
+    local n = 0
+    for _ in pairs(pids) do
+      n = n + 1
+    end
+    local s = p:stats()
+    p:close()
+    assert.is_true(n >= 10, "churn processes sampled: " .. n)
+    assert.is_true(named, "churn_child_work is named")
+    assert.is_true(s.processes - s.tracked >= n - 1,
+      ("seen %d, still tracked %d, churn processes %d"):format(s.processes, s.tracked, n))
+  end)
+
   it("releases every file descriptor when closed", function()
-    local profiler = require("moonrover.profiling.profiler")
     local function open_fds()
       local n = 0
       for _ in require("lfs").dir("/proc/self/fd") do

@@ -18,6 +18,8 @@ local function build_fixtures(dir)
   sh(cc .. "-shared -fPIC " .. SOURCES .. "fixlib.c -o " .. dir .. "/libfixlib.so")
   sh(cc .. SOURCES .. "uselib.c -o " .. dir .. "/uselib -L" .. dir .. " -lfixlib -Wl,-rpath," .. dir)
   sh("g++ " .. CFLAGS .. " " .. SOURCES .. "klass.cpp -o " .. dir .. "/klass")
+  -- PLT stubs in .plt.sec, as -fcf-protection builds (Ubuntu's, say) have them
+  sh(cc .. "-pie -fPIE -fcf-protection=full -Wl,-z,ibtplt " .. SOURCES .. "target.c -o " .. dir .. "/pie_ibt")
   -- stripped, no build-id: symbols only through .gnu_debuglink (CRC checked)
   sh(cc .. "-Wl,--build-id=none " .. SOURCES .. "target.c -o " .. dir .. "/stripped")
   sh("cd " .. dir .. " && objcopy --only-keep-debug stripped stripped.debug && strip stripped"
@@ -28,6 +30,9 @@ local function build_fixtures(dir)
   sh(cc .. "-Wl,--build-id=none -Dtarget_known_function=impostor_function " .. SOURCES
     .. "target.c -o " .. dir .. "/impostor")
   sh("objcopy --only-keep-debug " .. dir .. "/impostor " .. dir .. "/bad/stripped.debug")
+  -- a root of its own (as a container has), holding a static program
+  sh("mkdir -p " .. dir .. "/jail/bin && " .. cc .. "-static-pie " .. SOURCES .. "target.c -o " .. dir
+    .. "/jail/bin/jailed")
 end
 
 -- Starts a fixture; returns {pid, vals} once it printed "ready=".
@@ -60,6 +65,12 @@ local function mapping_of(pid, addr)
   end
 end
 
+-- The address of _init (a symbol without a size) in a PIE fixture, which
+-- maps its code at file offset = address.
+local function init_offset(path)
+  return tonumber(capture("readelf -sW " .. path):match("(%x+)%s+0 FUNC%s+%S+%s+%S+%s+%d+ _init\n"), 16)
+end
+
 local function build_id_of(path)
   return capture("readelf -n " .. path):match("Build ID: (%x+)")
 end
@@ -84,9 +95,9 @@ local function copy(out)
 end
 
 -- 0 (or nil), the symbol as a table, and the runtime's message on failure.
-local function resolve(s, pid, addr)
+local function resolve(s, pid, addr, flags)
   local out = ffi.new("struct mr_symbol")
-  local rc, err = rt.call(lib.mr_symbolizer_resolve, s, pid, addr, out)
+  local rc, err = rt.call(lib.mr_symbolizer_resolve, s, pid, addr, flags or 0, out)
   return rc, copy(out), err
 end
 
@@ -100,8 +111,8 @@ local function stats(s)
   local st = ffi.new("struct mr_symbolizer_stats")
   lib.mr_symbolizer_stats(s, st)
   return { files_parsed = tonumber(st.files_parsed), hits = tonumber(st.file_cache_hits),
-           processes = tonumber(st.processes), maps_reads = tonumber(st.maps_reads),
-           unresolved = tonumber(st.unresolved) }
+           processes = tonumber(st.processes), maps_reads = tonumber(st.maps_reads), roots = tonumber(st.roots),
+           unresolved = tonumber(st.unresolved), not_code = tonumber(st.not_code) }
 end
 
 local function hex64(h)
@@ -223,6 +234,7 @@ describe("symbolizer", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
     assert.equals(0, track(s, p.pid))
+    assert.equals(0, stats(s).files_parsed) -- files are read when a name is needed
     stop(p)
     assert.is_nil(io.open("/proc/" .. p.pid .. "/maps", "r"))
     local rc, sym = resolve(s, p.pid, p.vals.known)
@@ -237,7 +249,7 @@ describe("symbolizer", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
     local out = ffi.new("struct mr_symbol")
-    assert.equals(0, rt.call(lib.mr_symbolizer_resolve, s, p.pid, p.vals.known, out))
+    assert.equals(0, rt.call(lib.mr_symbolizer_resolve, s, p.pid, p.vals.known, 0, out))
     lib.mr_symbolizer_forget(s, p.pid)
     stop(p)
     assert.equals("target_known_function", ffi.string(out.name))
@@ -267,25 +279,72 @@ describe("symbolizer", function()
   it("parses a binary once for many processes (build-id and inode identity)", function()
     local s = new_symbolizer()
     local procs = { spawn(dir .. "/pie", live), spawn(dir .. "/pie", live), spawn(dir .. "/pie", live) }
-    assert.equals(0, track(s, procs[1].pid))
+    for _, p in ipairs(procs) do
+      assert.equals(0, track(s, p.pid))
+    end
+    local tracked = stats(s)
+    assert.equals(3, tracked.processes)
+    assert.equals(3, tracked.maps_reads)
+    assert.equals(1, tracked.roots) -- one shared root directory
+    expect_resolves(s, procs[1].pid, procs[1].vals.known, "target_known_function", dir .. "/pie")
     local first = stats(s)
-    assert.equals(0, track(s, procs[2].pid))
-    assert.equals(0, track(s, procs[3].pid))
-    local after = stats(s)
-    assert.equals(first.files_parsed, after.files_parsed)
-    assert.is_true(after.hits >= first.hits + 2)
-    assert.equals(3, after.processes)
-    assert.equals(3, after.maps_reads)
+    assert.equals(1, first.files_parsed)
     for _, p in ipairs(procs) do
       expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
     end
+    local after = stats(s)
+    assert.equals(first.files_parsed, after.files_parsed)
+    assert.is_true(after.hits >= first.hits + 2)
     -- no build-id: identity by device and inode
     local a, b = spawn(dir .. "/stripped", live), spawn(dir .. "/stripped", live)
-    assert.equals(0, track(s, a.pid))
+    expect_resolves(s, a.pid, a.vals.known, "target_known_function", dir .. "/stripped")
     local parsed = stats(s).files_parsed
     assert.equals(parsed - 1, after.files_parsed)
-    assert.equals(0, track(s, b.pid))
+    expect_resolves(s, b.pid, b.vals.known, "target_known_function", dir .. "/stripped")
     assert.equals(parsed, stats(s).files_parsed)
+  end)
+
+  it("names a chrooted process's frames after it exited", function()
+    local s = new_symbolizer()
+    local p = spawn("chroot " .. dir .. "/jail /bin/jailed", live)
+    assert.equals(0, track(s, p.pid))
+    assert.equals(1, stats(s).roots)
+    stop(p)
+    -- the kernel names the file as this process sees it
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/jail/bin/jailed")
+    lib.mr_symbolizer_forget(s, p.pid)
+    assert.equals(0, stats(s).roots) -- the last process of a root closes it
+  end)
+
+  local as_root = require("support.skip").guard(it, pending,
+    capture("id -u"):match("^0") == nil and "a mount namespace needs root (CAP_SYS_ADMIN)" or nil)
+
+  as_root("names a container's frames through its root, after it and its mounts are gone", function()
+    -- a root only its own mount namespace has, as a container's
+    local root = dir .. "/container"
+    sh("mkdir " .. root)
+    local p = spawn("unshare -m --propagation private sh -c 'mount -t tmpfs rootfs " .. root
+      .. " && mkdir " .. root .. "/bin " .. root .. "/old && cp " .. dir .. "/jail/bin/jailed " .. root
+      .. "/bin/ && cd " .. root .. " && pivot_root . old && exec /bin/jailed'", live)
+    local s = new_symbolizer()
+    assert.equals(0, track(s, p.pid))
+    stop(p)
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", "/bin/jailed")
+  end)
+
+  it("parses no more files than allowed, and names them once allowed again", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    lib.mr_symbolizer_limit_parses(s, 0)
+    local rc, _, err = resolve(s, p.pid, p.vals.known)
+    assert.is_nil(rc)
+    assert.matches("pie is not parsed yet and no more files may be parsed now", err, 1, true)
+    assert.equals(0, stats(s).files_parsed)
+    lib.mr_symbolizer_limit_parses(s, 1)
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
+    assert.equals(1, stats(s).files_parsed)
+    lib.mr_symbolizer_limit_parses(s, 0) -- a parsed file needs no budget
+    expect_resolves(s, p.pid, p.vals.known, "target_known_function", dir .. "/pie")
   end)
 
   it("names JIT code from /tmp/perf-PID.map and reports other anonymous memory", function()
@@ -346,35 +405,36 @@ describe("symbolizer", function()
     local s = new_symbolizer(1)
     local out = ffi.new("struct mr_symbol")
     local kaddr = hex64(addr) + 4
-    assert.equals(0, rt.call(lib.mr_symbolizer_resolve_kernel, s, kaddr, out))
+    assert.equals(0, rt.call(lib.mr_symbolizer_resolve_kernel, s, kaddr, 0, out))
     assert.equals(name, ffi.string(out.name))
     assert.equals("[kernel.kallsyms]", ffi.string(out.module))
     assert.is_true(out.offset == kaddr)
     assert.equals(lib.MR_FRAME_KERNEL, tonumber(out.kind))
     local nok = new_symbolizer(0)
     assert.same({ nil, "this symbolizer was made without kernel symbols" },
-      { rt.call(lib.mr_symbolizer_resolve_kernel, nok, kaddr, out) })
+      { rt.call(lib.mr_symbolizer_resolve_kernel, nok, kaddr, 0, out) })
   end)
 
   it("leaves an address outside any function unresolved but names the module", function()
     local s = new_symbolizer()
     local p = spawn(dir .. "/pie", live)
     local m = mapping_of(p.pid, p.vals.known)
-    local header = m.start - m.pgoff -- the ELF header, mapped at offset 0
-    local rc, sym = resolve(s, p.pid, header)
+    -- inside _init, which has no size: its first byte only is named
+    local inside = init_offset(dir .. "/pie") + 4
+    local rc, sym = resolve(s, p.pid, m.start - m.pgoff + inside)
     assert.equals(0, rc)
     assert.is_nil(sym.name)
     assert.equals(dir .. "/pie", sym.module)
-    assert.equals(0, tonumber(sym.offset))
+    assert.equals(inside, tonumber(sym.offset))
     local before = stats(s)
     local err
     rc, sym, err = resolve(s, p.pid, 0x10)
     assert.is_nil(rc)
-    assert.equals("no mapping of process " .. p.pid .. " holds 0x10: No such file or directory", err)
+    assert.equals("0x10 is not code of process " .. p.pid .. ": no mapping holds it", err)
     assert.is_nil(sym.module)
     assert.equals(lib.MR_FRAME_UNKNOWN, sym.kind)
     local after = stats(s)
-    assert.equals(before.unresolved + 1, after.unresolved)
+    assert.equals(before.not_code + 1, after.not_code)
     -- the live process's mappings were read again once, in case they grew
     assert.equals(before.maps_reads + 1, after.maps_reads)
     lib.mr_symbolizer_forget(s, p.pid)
@@ -388,6 +448,69 @@ describe("symbolizer", function()
     local rc, sym = resolve_file(s, dir .. "/pie", p.vals.known - m.start + m.pgoff)
     expect_user(rc, sym, "target_known_function", dir .. "/pie")
     assert.equals(build_id_of(dir .. "/pie"), sym.build_id)
+  end)
+
+  -- The stubs objdump labels "name@plt" in a section, as {offset, name}.
+  local function plt_stubs(path, section)
+    local stubs = {}
+    for addr, name in capture("objdump -d --section=" .. section .. " " .. path):gmatch("\n(%x+) <([^>]+@plt)>:") do
+      stubs[#stubs + 1] = { offset = tonumber(addr, 16), name = name }
+    end
+    return stubs
+  end
+
+  it("names PLT stubs name@plt, in .plt and in .plt.sec", function()
+    local s = new_symbolizer()
+    for path, section in pairs({ [dir .. "/pie"] = ".plt", [dir .. "/pie_ibt"] = ".plt.sec" }) do
+      local stubs = plt_stubs(path, section)
+      assert.is_true(#stubs >= 5, section .. " of " .. path .. " has " .. #stubs .. " stubs")
+      for _, stub in ipairs(stubs) do
+        -- PIE fixtures map their first segments at file offset = address
+        local rc, sym = resolve_file(s, path, stub.offset + 4)
+        assert.equals(0, rc)
+        assert.equals(stub.name, sym.name)
+      end
+    end
+  end)
+
+  it("names a return address by the call before it", function()
+    local s = new_symbolizer()
+    -- caller_a ends with a call that never returns, caller_b right after it
+    local p = spawn((os.getenv("MOONROVER_WORKLOADS") or "build/workloads") .. "/noreturn_caller 30", live)
+    local _, sym = resolve(s, p.pid, p.vals.b)
+    assert.equals("caller_b", sym.name)
+    _, sym = resolve(s, p.pid, p.vals.b, lib.MR_SYMBOL_RETURN_ADDRESS)
+    assert.equals("caller_a", sym.name)
+  end)
+
+  it("refuses addresses that are not code of a known process", function()
+    local s = new_symbolizer()
+    local p = spawn(dir .. "/pie", live)
+    local stack
+    for line in io.lines("/proc/" .. p.pid .. "/maps") do
+      stack = stack or line:match("^(%x+)%-%x+ .*%[stack%]$")
+    end
+    local rc, sym, err = resolve(s, p.pid, tonumber(stack, 16) + 64, lib.MR_SYMBOL_RETURN_ADDRESS)
+    assert.is_nil(rc)
+    assert.is_nil(sym.name)
+    assert.matches("^0x%x+ is not code of process " .. p.pid .. ": %[stack%] is not executable$", err)
+    rc, sym, err = resolve(s, p.pid, 0x10)
+    assert.is_nil(rc)
+    assert.is_nil(sym.module)
+    assert.equals("0x10 is not code of process " .. p.pid .. ": no mapping holds it", err)
+    assert.equals(2, stats(s).not_code)
+  end)
+
+  it("gives a symbol without a size its own address only", function()
+    local s = new_symbolizer()
+    local init = init_offset(dir .. "/pie")
+    local plt0 = plt_stubs(dir .. "/pie", ".plt")[1].offset - 16
+    local _, sym = resolve_file(s, dir .. "/pie", init)
+    assert.equals("_init", sym.name)
+    _, sym = resolve_file(s, dir .. "/pie", init + 4)
+    assert.is_nil(sym.name)
+    _, sym = resolve_file(s, dir .. "/pie", plt0 + 2)
+    assert.is_nil(sym.name, "the PLT header is not part of _init")
   end)
 
   it("gives errors, not crashes, for malformed files and missing processes", function()

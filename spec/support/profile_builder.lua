@@ -21,8 +21,9 @@ function _M.string(p, s)
   return id_or_none(rt.call(lib.mr_profile_string_add, p, s, out))
 end
 
-function _M.module(p, path, build_id)
-  return id_or_none(rt.call(lib.mr_profile_module_add, p, path, build_id, out))
+-- executable: whether it is the executable of some sampled process
+function _M.module(p, path, build_id, executable)
+  return id_or_none(rt.call(lib.mr_profile_module_add, p, path, build_id, executable and 1 or 0, out))
 end
 
 -- Adds a struct mr_frame as it is.

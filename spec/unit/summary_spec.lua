@@ -70,7 +70,9 @@ describe("summary.format", function()
   }
 
   it("shows the run statistics and both tables with percentages", function()
-    local text = summary.format(summary.compute(sample_stacks(), {}), stats, { title = "demo" })
+    local meta = { title = "moonrover: On-CPU samples, pid 7", scope = "pid 7" }
+    local text = summary.format(summary.compute(sample_stacks(), {}), stats, meta)
+    assert.equal("moonrover profile (on-CPU): pid 7", lines_of(text)[1])
     assert.truthy(text:find("duration: 10.0 s", 1, true))
     assert.truthy(text:find("samples taken: 53", 1, true))
     assert.truthy(text:find("samples lost: 1,203 (stack map full: 3, symbol cache full: 1,200)\n",
@@ -84,6 +86,13 @@ describe("summary.format", function()
     assert.truthy(text:match("\n  hot_a%s+30%s+60%.0%%\n"))
     assert.truthy(text:match("\n  main%s+50%s+100%.0%%\n"))
     assert.truthy(text:match("\n  rec%s+10%s+20%.0%%\n"))
+  end)
+
+  it("says how many stacks were cut at a frame that is not code, when some were", function()
+    local s = summary.compute(sample_stacks(), {})
+    assert.truthy(summary.format(s, { truncated = 1234 }, {})
+      :find("\nstacks cut at a frame that is not code: 1,234 (code without frame pointers)\n", 1, true))
+    assert.is_nil(summary.format(s, { truncated = 0 }, {}):find("stacks cut", 1, true))
   end)
 
   it("says none when no samples were lost or lost is missing", function()
@@ -109,7 +118,7 @@ describe("summary.format", function()
       stacks[i] = { comm = "app", pid = i, count = i,
                     frames = { "main", string.rep("very_long_function_name_", 6) .. i } }
     end
-    local text = summary.format(summary.compute(stacks, {}), stats, { title = string.rep("t", 200) })
+    local text = summary.format(summary.compute(stacks, {}), stats, { scope = string.rep("t", 200) })
     local lines = lines_of(text)
     assert.is_true(#lines <= 30)
     for _, line in ipairs(lines) do assert.is_true(#line <= 80, line) end
@@ -117,6 +126,18 @@ describe("summary.format", function()
     assert.truthy(text:find("top 10 by total", 1, true))
     assert.truthy(text:match("\n  very_long_function_name_very%.%._very_long_function_name_40 "))
     assert.truthy(text:match("\n  very_long_function_name_very%.%._very_long_function_name_39 "))
+  end)
+
+  it("says why a profile of some processes is empty, and when they exited", function()
+    local off = { off_cpu = true, unit = "nanoseconds", scope = "pid 7" }
+    local text = summary.format(summary.compute({}, off), { gone_after = 0.5 }, off)
+    assert.truthy(text:find("no profiled thread blocked during the profile\n(off-CPU time counts waits: sleep, "
+      .. "I/O, locks; a busy loop never waits).\n", 1, true), text)
+    assert.truthy(text:find("\nthe profiled processes exited 0.5 s into the profile: stopped then\n", 1, true))
+    local on = { scope = "pid 7" }
+    text = summary.format(summary.compute({}, on), {}, on)
+    assert.truthy(text:find("no samples were taken: the profiled processes did not run on a CPU.\n", 1, true))
+    for _, line in ipairs(lines_of(text)) do assert.is_true(#line <= 80, line) end
   end)
 
   it("does not crash on missing stats and says that no samples were taken", function()

@@ -126,7 +126,7 @@ function _M.opts_from(values)
   }
 end
 
-function _M.run(values, _, given)
+function _M.run(values, given)
   if values.config then
     local ok, err = _M.apply_config(values, given or {}, values.config)
     if not ok then

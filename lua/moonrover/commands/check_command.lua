@@ -13,8 +13,7 @@ local _M = {
 -- What each feature the runtime probes (runtime/kernel/check.c) is for,
 -- whether the agent cannot work without it, and what to do when it is missing.
 _M.FEATURES = {
-  root = { what = "privileges (root or CAP_BPF+CAP_PERFMON)", required = true,
-    fix = "run moonrover as root, or grant CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE" },
+  root = { what = "privileges", required = true, fix = "run moonrover as below" },
   btf = { what = "kernel BTF type information", required = true,
     fix = "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (most distributions since 2021)" },
   perf_event = { what = "perf_event cpu-clock sampling (on-CPU profiles)", required = true,
@@ -44,33 +43,48 @@ function _M.runtime_features()
   end
 end
 
+local EPERM = 1
+
 -- Runs every probe the runtime has; returns a list of { name, feature, ok,
--- detail }. A feature without a description here is a bug, said as such.
+-- denied (this user may not use it), detail }. A feature without a
+-- description here is a bug, said as such.
 function _M.probe_all()
   local ffi, lib = rt.ffi, rt.lib
   local detail = ffi.new("char[512]")
   local results = {}
   for _, name in ipairs(_M.runtime_features()) do
-    local ok = lib.mr_kernel_check(name, detail, 512)
+    local rc = lib.mr_kernel_check(name, detail, 512)
     local feature = _M.FEATURES[name] or { what = "(undescribed feature: a moonrover bug)", required = true,
       fix = "report this" }
-    results[#results + 1] = { name = name, feature = feature, ok = ok == 1, detail = ffi.string(detail) }
+    results[#results + 1] = { name = name, feature = feature, ok = rc == 1, denied = rc == -EPERM,
+      detail = ffi.string(detail) }
   end
   return results
 end
 
-function _M.report(results)
-  local lines, missing_required = {}, 0
+-- What moonrover needs to be allowed to work (the same words everywhere).
+function _M.privileges()
+  return rt.ffi.string(rt.lib.mr_kernel_privileges())
+end
+
+-- The text of the results. A feature this user may not use points to the
+-- one line that says what moonrover needs (privileges, from the runtime);
+-- returns the text and how many required features are missing.
+function _M.report(results, privileges)
+  local lines, missing_required, denied = {}, 0, 0
   for _, r in ipairs(results) do
     local f = r.feature
     local mark = r.ok and "ok  " or (f.required and "FAIL" or "warn")
     lines[#lines + 1] = string.format("%s  %-11s %s: %s", mark, r.name, f.what, r.detail)
     if not r.ok then
-      lines[#lines + 1] = "              what to do: " .. f.fix
-      if f.required then
-        missing_required = missing_required + 1
-      end
+      lines[#lines + 1] = "              what to do: " .. (r.denied and "run moonrover as below" or f.fix)
+      missing_required = missing_required + (f.required and 1 or 0)
+      denied = denied + (r.denied and 1 or 0)
     end
+  end
+  if denied > 0 then
+    lines[#lines + 1] = string.format("\n%d feature(s) could not be tried by this user: moonrover needs %s.",
+      denied, privileges)
   end
   if missing_required == 0 then
     lines[#lines + 1] = "\nThis machine can run moonrover."
@@ -82,7 +96,7 @@ function _M.report(results)
 end
 
 function _M.run()
-  local text, missing = _M.report(_M.probe_all())
+  local text, missing = _M.report(_M.probe_all(), _M.privileges())
   io.stdout:write(text)
   return missing == 0 and 0 or 1
 end

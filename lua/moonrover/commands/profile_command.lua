@@ -3,6 +3,7 @@
 -- drain periodically until the duration ends (or Ctrl-C), stop, drain the rest,
 -- write folded / pprof / SVG, print a summary.
 local args = require("moonrover.lib.args")
+local output_file = require("moonrover.output_file")
 local rt = require("moonrover.rt")
 local profiler = require("moonrover.profiling.profiler")
 local profile_view = require("moonrover.profiling.profile_view")
@@ -26,7 +27,7 @@ _M.options = {
   { name = "off-cpu", help = "profile time spent blocked (sleeping, waiting for I/O or locks), " ..
     "weighted by nanoseconds, instead of on-CPU time" },
   { name = "output", short = "o", arg = "FILE", default = "profile.svg",
-    help = "where to write the profile; '-' writes folded stacks to standard output" },
+    help = "where to write the profile; '-' is standard output (folded unless --format says)" },
   { name = "format", short = "f", arg = "FORMAT", convert = args.one_of({ "folded", "pprof", "svg" }),
     help = "folded, pprof or svg (default: from the output file's extension: " ..
       ".svg, .pb.gz/.pprof, .folded/.txt)" },
@@ -57,26 +58,6 @@ function _M.format_for(output, format)
     "': use --format folded|pprof|svg"
 end
 
--- Fails now, not after the whole profile, when the output cannot be written.
-local function check_writable(path)
-  if path == "-" then
-    return true
-  end
-  local existed = io.open(path, "rb")
-  if existed then
-    existed:close()
-  end
-  local fh, err = io.open(path, "ab")
-  if not fh then
-    return nil, "cannot write " .. err
-  end
-  fh:close()
-  if not existed then
-    os.remove(path)
-  end
-  return true
-end
-
 local function check_pids(pids)
   for _, pid in ipairs(pids or {}) do
     if rt.lib.mr_proc_exists(pid) ~= 1 then
@@ -87,10 +68,10 @@ local function check_pids(pids)
 end
 
 local function check_privileges()
-  local detail = rt.ffi.new("char[256]")
-  if rt.lib.mr_kernel_check("root", detail, 256) ~= 1 then
-    return nil, "profiling needs root (or CAP_BPF and CAP_PERFMON): run it with sudo (" ..
-      rt.ffi.string(detail) .. ")"
+  local detail = rt.ffi.new("char[512]")
+  if rt.lib.mr_kernel_check("root", detail, 512) ~= 1 then
+    return nil, "profiling needs " .. rt.ffi.string(rt.lib.mr_kernel_privileges()) .. ": " ..
+      rt.ffi.string(detail):gsub(" %(needs .*%)$", "")
   end
   return true
 end
@@ -120,13 +101,29 @@ local function ms_until(deadline, now)
   return math.max(0, math.floor((deadline - now) / 1e6))
 end
 
--- Profiles until the duration ends or a signal arrives; drains on the way.
+-- Whether every process of pids has exited.
+local function all_gone(pids)
+  for _, pid in ipairs(pids) do
+    if rt.lib.mr_proc_exists(pid) == 1 then
+      return false
+    end
+  end
+  return true
+end
+
+-- Profiles until the duration ends, a signal arrives or every profiled
+-- process has exited (noted in job.gone_after_ns); drains on the way.
 local function collect(p, job)
   local lib = rt.lib
-  local now = monotonic_ns()
+  local started = monotonic_ns()
+  local now = started
   local deadline = now + job.duration_ns
   local next_drain = now + DRAIN_INTERVAL_NS
   while now < deadline and lib.mr_sys_signal_pending() == 0 do
+    if job.pids and all_gone(job.pids) then
+      job.gone_after_ns = now - started
+      break
+    end
     p:poll(math.min(POLL_MAX_MS, ms_until(deadline, now), ms_until(next_drain, now) + 1))
     now = monotonic_ns()
     if now >= next_drain then
@@ -141,32 +138,27 @@ local function collect(p, job)
   return p:drain()
 end
 
-local function write_output(p, job, stacks, meta)
+-- Writes the profile into out and finishes it; true, or nil and why.
+local function write_output(p, job, stacks, meta, out)
   if job.format == "pprof" then
-    return rt.call(rt.lib.mr_pprof_write, p.profile, job.output, job.off_cpu and 1 or 0,
+    local ok, err = rt.call(rt.lib.mr_pprof_write, p.profile, out.handle, job.off_cpu and 1 or 0,
       p.period_ns, meta.duration_ns)
-  end
-  local writer = require("moonrover.profiling.writers." .. job.format)
-  local fh, err
-  if job.output == "-" then
-    fh = io.stdout
+    if not ok then
+      out:abort()
+      return nil, "cannot write " .. job.output .. ": " .. err
+    end
   else
-    fh, err = io.open(job.output, "wb")
+    require("moonrover.profiling.writers." .. job.format).write(stacks, meta, out)
   end
-  if not fh then
-    return nil, "cannot write " .. err
-  end
-  writer.write(stacks, meta, fh)
-  if fh ~= io.stdout then
-    fh:close()
-  end
-  return true
+  return out:commit()
 end
 
 local LOST_REASONS = {
   { "lost_user_stack", "user stack unreadable" },
   { "lost_stack_full", "stack storage full" },
+  { "lost_stack_nomem", "no kernel memory for a stack" },
   { "lost_counts_full", "count map full" },
+  { "lost_counts_nomem", "no kernel memory for a count" },
   { "lost_offcpu_start", "blocked-thread map full" },
   { "lost_notify", "process notices dropped (names may be missing)" },
 }
@@ -184,6 +176,7 @@ function _M.summary_stats(s, job, duration_ns)
     lost = lost,
     processes = s.processes,
     stacks = s.stacks,
+    truncated = s.truncated_stacks,
     output = job.output,
     duration = duration_ns / 1e9,
     first_sample_ms = first or nil,
@@ -195,6 +188,7 @@ local function meta_for(job, duration_ns)
   local scope = job.pids and ("pid " .. table.concat(job.pids, ",")) or "all processes"
   return {
     title = string.format("moonrover: %s, %s", what, scope),
+    scope = scope,
     subtitle = string.format("%.1f s%s", duration_ns / 1e9,
       job.off_cpu and "" or string.format(", %d Hz", job.frequency)),
     unit = job.off_cpu and "nanoseconds" or "samples",
@@ -203,65 +197,96 @@ local function meta_for(job, duration_ns)
   }
 end
 
+-- Opens the profiler and catches Ctrl-C; the profiler, or nil and why.
+local function open_profiler(job)
+  local p, err = profiler.open(job)
+  if not p then
+    return nil, err
+  end
+  local ok
+  ok, err = rt.call(rt.lib.mr_sys_signals_catch)
+  if not ok then
+    p:close()
+    return nil, err
+  end
+  return p
+end
+
+-- Profiles; { profiler (closed), duration_ns, stats }, or nil and why.
+local function run_profiler(job)
+  local p, err = open_profiler(job)
+  if not p then
+    return nil, err
+  end
+  local started = monotonic_ns()
+  local ok
+  ok, err = p:start()
+  if ok then
+    ok, err = collect(p, job)
+  end
+  -- The profiler counts nothing past the duration, however late it stops.
+  local elapsed = job.gone_after_ns or (monotonic_ns() - started)
+  local run = { profiler = p, duration_ns = math.min(elapsed, job.duration_ns), stats = p:stats() }
+  p:close()
+  if not ok then
+    return nil, err
+  end
+  return run
+end
+
 -- Runs a whole job; returns true, or nil and a one-line error.
 function _M.profile(job)
   local ok, err = check_privileges()
   if ok then
     ok, err = check_pids(job.pids)
   end
-  if ok then
-    ok, err = check_writable(job.output)
-  end
   if not ok then
     return nil, err
   end
-  local p
-  p, err = profiler.open(job)
-  if not p then
+  -- opened first: an output that cannot be written fails now, not after the profile
+  local out
+  out, err = output_file.open(job.output)
+  if not out then
     return nil, err
   end
-  ok, err = rt.call(rt.lib.mr_sys_signals_catch)
-  if not ok then
-    p:close()
+  local run
+  run, err = run_profiler(job)
+  if not run then
+    out:abort()
     return nil, err
   end
-  local started = monotonic_ns()
-  ok, err = p:start()
-  if ok then
-    ok, err = collect(p, job)
-  end
-  local duration_ns = monotonic_ns() - started
-  local stats = p:stats()
-  p:close()
-  if not ok then
-    return nil, err
-  end
+  local p, duration_ns, stats = run.profiler, run.duration_ns, run.stats
   local stacks = profile_view.stacks(p.profile)
   local meta = meta_for(job, duration_ns)
-  ok, err = write_output(p, job, stacks, meta)
+  ok, err = write_output(p, job, stacks, meta, out)
   if not ok then
     return nil, err
   end
-  local run = _M.summary_stats(stats, job, duration_ns)
-  local out = job.output == "-" and io.stderr or io.stdout
-  out:write(summary.format(summary.compute(stacks, meta, 10), run, meta))
-  if run.first_sample_ms then
-    out:write(string.format("first sample %.1f ms after start\n", run.first_sample_ms))
+  local figures = _M.summary_stats(stats, job, duration_ns)
+  figures.gone_after = job.gone_after_ns and job.gone_after_ns / 1e9
+  local report = job.output == "-" and io.stderr or io.stdout
+  report:write(summary.format(summary.compute(stacks, meta, 10), figures, meta))
+  if figures.first_sample_ms then
+    report:write(string.format("first sample %.1f ms after start\n", figures.first_sample_ms))
   end
   return true
 end
 
+local EXIT_FAILED, EXIT_USAGE = 1, 2
+
 function _M.run(values)
   local launch_ns = monotonic_ns()
   local job, err = _M.job_from(values)
-  local ok = job ~= nil
-  if ok then
-    job.launch_ns = launch_ns
-    ok, err = _M.profile(job)
+  if not job then
+    io.stderr:write("moonrover profile: " .. err .. "\n")
+    return EXIT_USAGE
   end
+  job.launch_ns = launch_ns
+  local ok
+  ok, err = _M.profile(job)
   if not ok then
     io.stderr:write("moonrover profile: " .. err .. "\n")
-    return 1
+    return EXIT_FAILED
   end
   return 0
 end

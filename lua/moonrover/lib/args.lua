@@ -84,9 +84,13 @@ function _M.parse(options, argv)
   return values, positional, given
 end
 
--- Renders "usage" plus one aligned line (or more) per option.
+-- Renders "usage" plus one aligned line (or more) per option, if any.
 function _M.help(usage, summary, options)
-  local lines = { "usage: " .. usage, "", summary, "", "options:" }
+  local lines = { "usage: " .. usage, "", summary }
+  if #options > 0 then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "options:"
+  end
   for _, o in ipairs(options) do
     local left = "  " .. (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. o.name
     if o.arg then

@@ -16,13 +16,15 @@ function _M.new_profile()
   return rt.ffi.gc(prof, lib.mr_profile_free)
 end
 
--- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil }
+-- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil,
+--         duration_ns = nil (nothing counted past it; nil: until stopped) }
 function _M.open(opts)
   local lib, ffi = rt.lib, rt.ffi
   local o = ffi.new("struct mr_profiler_opts")
   o.frequency = opts.frequency or 99
   o.off_cpu = opts.off_cpu and 1 or 0
   o.kernel = opts.kernel and 1 or 0
+  o.duration_ns = opts.duration_ns or 0
   local pids = opts.pids or {}
   local pid_array = ffi.new("int32_t[?]", math.max(#pids, 1))
   for i, pid in ipairs(pids) do
@@ -78,9 +80,9 @@ function _M:stats()
   local s = rt.ffi.new("struct mr_profiler_stats")
   rt.lib.mr_profiler_stats(self.handle, s)
   local out = {}
-  for _, k in ipairs({ "samples", "idle_samples", "lost_user_stack", "lost_stack_full",
-    "lost_counts_full", "lost_notify", "lost_offcpu_start", "processes", "stacks",
-    "first_sample_ns", "start_ns" }) do
+  for _, k in ipairs({ "samples", "idle_samples", "lost_user_stack", "lost_stack_full", "lost_stack_nomem",
+    "lost_counts_full", "lost_counts_nomem", "lost_notify", "lost_offcpu_start", "processes", "stacks",
+    "truncated_stacks", "first_sample_ns", "start_ns", "tracked", "deferred" }) do
     out[k] = tonumber(s[k])
   end
   return out

@@ -3,7 +3,10 @@
 -- the run's statistics as one screen of text (<= 80 columns, <= 30 lines).
 --
 -- stats (every field optional): duration (seconds), samples (number taken),
--- lost ({ {reason=, n=}, ... }), output (path written).
+-- lost ({ {reason=, n=}, ... }), truncated (user stacks cut at a frame that
+-- is not code), gone_after (seconds into the profile when every profiled
+-- process had exited), output (path written). meta: scope ("all processes",
+-- "pid 7"), off_cpu.
 local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
@@ -137,15 +140,24 @@ local function header_lines(summary, stats, meta)
   local run = string.format("duration: %s   samples taken: %s", duration_text(stats),
                             samples_text(stats, summary, meta))
   if off then run = run .. "   off-CPU time: " .. format_time(summary.total or 0) end
-  return {
+  local lines = {
     string.format("moonrover profile (%s)%s", off and "off-CPU" or "on-CPU",
-                  meta.title and ": " .. tostring(meta.title) or ""),
+                  meta.scope and ": " .. tostring(meta.scope) or ""),
     run,
     "samples lost: " .. lost_text(stats.lost),
     string.format("processes seen: %s   distinct stacks: %s",
                   group(summary.processes or 0), group(summary.stacks or 0)),
-    "output: " .. tostring(stats.output or "none"),
   }
+  if (tonumber(stats.truncated) or 0) > 0 then
+    lines[#lines + 1] = string.format("stacks cut at a frame that is not code: %s (code without frame pointers)",
+                                      group(stats.truncated))
+  end
+  if stats.gone_after then
+    lines[#lines + 1] = string.format("the profiled processes exited %.1f s into the profile: stopped then",
+                                      stats.gone_after)
+  end
+  lines[#lines + 1] = "output: " .. tostring(stats.output or "none")
+  return lines
 end
 
 local function table_lines(heading, rows, meta)
@@ -166,6 +178,18 @@ local function append(dst, src)
   for _, line in ipairs(src) do dst[#dst + 1] = fit(line, WIDTH) end
 end
 
+-- Why a profile can be empty, in lines.
+local function why_no_samples(meta)
+  if folded.uses_nanos(meta) then
+    return { "no samples were taken: no profiled thread blocked during the profile",
+      "(off-CPU time counts waits: sleep, I/O, locks; a busy loop never waits)." }
+  end
+  if meta.scope and meta.scope ~= "all processes" then
+    return { "no samples were taken: the profiled processes did not run on a CPU." }
+  end
+  return { "no samples were taken: nothing ran on a CPU." }
+end
+
 -- The one-screen text summary of a run.
 function _M.format(summary, stats, meta)
   stats, meta = stats or {}, meta or {}
@@ -173,7 +197,7 @@ function _M.format(summary, stats, meta)
   append(lines, header_lines(summary, stats, meta))
   lines[#lines + 1] = ""
   if (summary.total or 0) <= 0 then
-    lines[#lines + 1] = "no samples were taken: nothing to rank."
+    append(lines, why_no_samples(meta))
   else
     append(lines, table_lines("top " .. #summary.top_self .. " by self", summary.top_self, meta))
     lines[#lines + 1] = ""

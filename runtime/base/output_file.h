@@ -1,0 +1,15 @@
+/* output_file.h - how every output file is written: into a new temporary
+ * file beside the target (created exclusively, never through a link), every
+ * write checked, then synced, closed and renamed over the target, so that a
+ * failure (a full disk, say) leaves the target as it was and is reported.
+ * "-" means standard output, written directly. The api.h type mr_output. */
+#ifndef MR_BASE_OUTPUT_FILE_H
+#define MR_BASE_OUTPUT_FILE_H
+
+#include "api.h"
+
+/* Writes len bytes, or remembers the first error for mr_output_commit;
+ * returns 0 or that negative errno. */
+int mr_output_write_all(mr_output *o, const void *data, size_t len);
+
+#endif

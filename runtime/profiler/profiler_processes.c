@@ -1,0 +1,83 @@
+/* profiler_processes.c - the processes the profiler knows: the kernel's
+ * notices of a process's first sample (name it, capture its mappings) and of
+ * its exit, and forgetting an exited process once its samples are drained,
+ * so a long run under process churn holds only what it still needs. */
+#include <string.h>
+
+#include "api_test.h"
+#include "base/grow_array.h"
+#include "base/pid_table.h"
+#include "profiler/profiler_internal.h"
+
+/* A process's samples sit in one of the two count maps; a drain empties one.
+ * Three drains after its exit, both have been emptied since, unless a drain
+ * put stacks off (then they may still be waiting). */
+#define DRAINS_TO_FORGET 3
+
+static void drop_exited(struct mr_profiler *p, int32_t pid)
+{
+	for (size_t i = 0; i < p->nexited; i++) {
+		if (p->exited[i].pid == pid) {
+			p->exited[i] = p->exited[--p->nexited];
+			return;
+		}
+	}
+}
+
+static void note_new(struct mr_profiler *p, const struct mr_notice *n)
+{
+	int added;
+	char *comm = mr_pid_table_put(p->comms, n->pid, &added);
+
+	if (!comm)
+		return;
+	p->processes_seen += added;
+	memcpy(comm, n->comm, MR_COMM_LEN);
+	comm[MR_COMM_LEN] = '\0';
+	/* The pid is in use again: an earlier exit of it is old news. */
+	drop_exited(p, n->pid);
+	/* A process that is already gone keeps whatever was captured before. */
+	mr_symbolizer_track(p->sym, n->pid, NULL, 0);
+}
+
+static void note_exit(struct mr_profiler *p, int32_t pid)
+{
+	struct mr_exited_process *grown = mr_grow_array(p->exited, &p->exited_cap, p->nexited + 1,
+							sizeof(*p->exited));
+
+	if (!grown)
+		return; /* kept until the end: memory, not samples, is what is lost */
+	p->exited = grown;
+	p->exited[p->nexited++] = (struct mr_exited_process){ .pid = pid, .drain = p->drains };
+}
+
+int mr_profiler_handle_notice(void *ctx, void *data, size_t size)
+{
+	struct mr_profiler *p = ctx;
+	const struct mr_notice *n = data;
+
+	if (size < sizeof(*n))
+		return 0;
+	if (n->kind == MR_NOTICE_NEW)
+		note_new(p, n);
+	else if (n->kind == MR_NOTICE_EXIT)
+		note_exit(p, n->pid);
+	return 0;
+}
+
+void mr_profiler_forget_exited(struct mr_profiler *p)
+{
+	size_t i = 0;
+
+	if (p->drains - p->last_deferral < DRAINS_TO_FORGET && p->deferred)
+		return;
+	while (i < p->nexited) {
+		if (p->drains - p->exited[i].drain < DRAINS_TO_FORGET) {
+			i++;
+			continue;
+		}
+		mr_symbolizer_forget(p->sym, p->exited[i].pid);
+		mr_pid_table_remove(p->comms, p->exited[i].pid);
+		p->exited[i] = p->exited[--p->nexited];
+	}
+}
