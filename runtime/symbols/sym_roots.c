@@ -55,7 +55,8 @@ static int open_root(const char *path, const struct stat *st, const char *key, s
 	if (!root)
 		return -ENOMEM;
 	root->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root->fd < 0 || fstat(root->fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+	if (root->fd < 0 || fstat(root->fd, &now) < 0 || now.st_dev != st->st_dev ||
+	    now.st_ino != st->st_ino) {
 		int rc = root->fd < 0 ? -errno : -ESRCH;
 
 		if (root->fd >= 0)

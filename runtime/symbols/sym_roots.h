@@ -11,9 +11,9 @@
 struct mr_sym_roots;
 
 struct mr_sym_root {
-	int fd;         /* O_PATH descriptor of the directory */
-	char path[32];  /* "/proc/self/fd/N": the same directory as a path prefix */
-	char key[48];   /* "dev:ino" of the directory */
+	int fd;        /* O_PATH descriptor of the directory */
+	char path[32]; /* "/proc/self/fd/N": the same directory as a path prefix */
+	char key[48];  /* "dev:ino" of the directory */
 	uint64_t refs;
 };
 
