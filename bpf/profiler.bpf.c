@@ -134,13 +134,22 @@ static __always_inline void notify(__u32 kind, __s32 pid)
 	bpf_ringbuf_submit(n, 0);
 }
 
+/* task_struct.flags: the task is past its exit tracepoint (linux/sched.h). */
+#define MR_PF_EXITING 0x00000004
+
 /* Tells the runtime about a process the first time it is sampled, and
- * again at its first sample after an exec. */
+ * again at its first sample after an exec. A process still runs a little
+ * after its exit was announced: a sample then must not announce it anew, or
+ * the runtime would keep it forever, waiting for an exit already past. */
 static __always_inline void note_process(__s32 pid)
 {
+	struct task_struct *leader = BPF_CORE_READ(bpf_get_current_task_btf(), group_leader);
 	__u8 fresh = SEEN_CURRENT;
-	__u8 *state = bpf_map_lookup_elem(&seen, &pid);
+	__u8 *state;
 
+	if (BPF_CORE_READ(leader, flags) & MR_PF_EXITING)
+		return;
+	state = bpf_map_lookup_elem(&seen, &pid);
 	if (state && *state == SEEN_CURRENT)
 		return;
 	if (state)
