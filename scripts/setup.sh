@@ -13,6 +13,7 @@ packages=(
   python3-grpcio python3-protobuf
   golang-go linux-perf libc6-dbg time util-linux libxml2-utils curl openssl
   clang-format lua-check
+  nginx wrk redis-server redis-tools python3
 )
 
 missing=()
