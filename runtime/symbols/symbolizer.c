@@ -134,13 +134,10 @@ void mr_symbolizer_forget(mr_symbolizer *s, int32_t pid)
 	mr_sym_process_release(mr_string_map_take(s->procs, key), s->cache, s->roots);
 }
 
+/* Every field: callers reuse one struct for frame after frame. */
 static void clear_symbol(struct mr_symbol *out)
 {
-	out->name = NULL;
-	out->module = NULL;
-	out->build_id = "";
-	out->offset = 0;
-	out->kind = MR_FRAME_UNKNOWN;
+	*out = (struct mr_symbol){ .build_id = "", .kind = MR_FRAME_UNKNOWN };
 }
 
 /* The interned readable form of a raw symbol name. */

@@ -404,12 +404,17 @@ describe("symbolizer", function()
     end
     local s = new_symbolizer(1)
     local out = ffi.new("struct mr_symbol")
+    -- the caller reuses one struct: a user frame of the program first
+    local p = spawn(dir .. "/pie", live)
+    assert.equals(0, rt.call(lib.mr_symbolizer_resolve, s, p.pid, p.vals.known, 0, out))
+    assert.equals(1, out.executable)
     local kaddr = hex64(addr) + 4
     assert.equals(0, rt.call(lib.mr_symbolizer_resolve_kernel, s, kaddr, 0, out))
     assert.equals(name, ffi.string(out.name))
     assert.equals("[kernel.kallsyms]", ffi.string(out.module))
     assert.is_true(out.offset == kaddr)
     assert.equals(lib.MR_FRAME_KERNEL, tonumber(out.kind))
+    assert.equals(0, out.executable) -- nothing of the program's left behind
     local nok = new_symbolizer(0)
     assert.same({ nil, "this symbolizer was made without kernel symbols" },
       { rt.call(lib.mr_symbolizer_resolve_kernel, nok, kaddr, 0, out) })
