@@ -210,7 +210,9 @@ static int run(struct agent *a, char *err, size_t errlen)
 
 	if (rc != 0)
 		return rc;
-	mr_script_set_start(a->scripts);
+	rc = mr_script_set_start(a->scripts, err, errlen);
+	if (rc != 0)
+		return rc;
 	rc = mr_data_plane_start(a->dp, err, errlen);
 	if (rc != 0)
 		return rc;
