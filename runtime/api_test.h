@@ -154,12 +154,15 @@ mr_metrics *mr_metrics_new(char *err, size_t errlen);
 void mr_metrics_free(mr_metrics *m);
 /* Returns the id of the series (creating it and, when new, its metric):
  * -EINVAL for a bad name or labels or a type clash with an existing metric
- * of that name, -ENOMEM. */
+ * of that name, -ENOMEM. A non-empty help replaces the metric's. */
 int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help,
 			  const char *labels, char *err, size_t errlen);
 void mr_metrics_add(mr_metrics *m, int32_t series, double v);     /* counters, gauges */
 void mr_metrics_set(mr_metrics *m, int32_t series, double v);     /* gauges */
 void mr_metrics_observe(mr_metrics *m, int32_t series, double v); /* histograms */
+/* A duration in nanoseconds: its bucket as for ns / 1e9 seconds, summed
+ * exactly (the sum shows as the decimal it is, not as a sum of fractions). */
+void mr_metrics_observe_ns(mr_metrics *m, int32_t series, uint64_t ns);
 double mr_metrics_value(const mr_metrics *m, int32_t series);
 /* Renders every series as Prometheus text; the string stays valid until the
  * next call. *len receives its length. NULL when out of memory. */

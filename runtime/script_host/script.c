@@ -238,6 +238,7 @@ struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, co
 
 	if (s) {
 		s->disabled = 1;
+		s->memory.limit = h->memory_limit;
 		snprintf(s->why, sizeof(s->why), "%s", why);
 	}
 	return s;
