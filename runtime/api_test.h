@@ -143,6 +143,17 @@ void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
 /* Stops the thread, detaches every program, frees everything. */
 void mr_data_plane_close(mr_data_plane *d);
 
+/* ----------------------------------------------------------- script memory */
+
+/* Runs a Lua chunk (with the standard library) in a state that allocates
+ * through a script's allocator with a budget of limit bytes; wrapped: the
+ * counting wrapper around LuaJIT's own allocator, as where lua_newstate
+ * refuses a custom one. *held: what the allocator counted after the chunk;
+ * *counted: what LuaJIT counted (collectgarbage("count")). Returns 0 when the
+ * chunk ran, 1 when the budget stopped it, or -EINVAL with its error. */
+int32_t mr_script_memory_try(const char *chunk, uint64_t limit, int32_t wrapped, uint64_t *held,
+			     uint64_t *counted, char *err, size_t errlen);
+
 /* ----------------------------------------------------------------- metrics */
 
 /* A registry of counters, gauges and histograms exported in Prometheus text

@@ -58,28 +58,30 @@ unsigned mr_script_budget(const struct mr_script *s)
 	return s->budget_ms ? s->budget_ms : s->set->budget_ms;
 }
 
-/* A call ran out of time (abandoned) or memory: the script stops. Its
- * loader reports a failed load; a running script says so itself. */
+/* A call ran out of time or memory: the script stops. abandoned: the call
+ * was ended by a jump out of the state. Its loader reports a failed load; a
+ * running script says so itself. */
 static int fail(struct mr_script *s, int abandoned, char *err, size_t errlen)
 {
+	int memory = s->memory.exceeded;
 	char why[128];
 
-	if (abandoned)
-		snprintf(why, sizeof(why), "ran past its time budget of %u ms", s->call_budget_ms);
-	else
+	if (memory)
 		snprintf(why, sizeof(why), "ran past its memory budget of %zu MiB", s->memory.limit >> 20);
+	else
+		snprintf(why, sizeof(why), "ran past its time budget of %u ms", s->call_budget_ms);
 	snprintf(err, errlen, "%s: %s", s->path, why);
-	if (!s->canary && abandoned)
+	if (!s->canary && memory)
+		mr_script_set_count(s->set, "moonrover_lua_memory_exceeded_total",
+				    "Scripts stopped for running past their memory budget", s->name, 1);
+	else if (!s->canary)
 		mr_script_set_count(s->set, "moonrover_lua_interrupts_total",
 				    "Lua callbacks interrupted for running past their time budget", s->name,
 				    1);
-	if (!s->canary && !abandoned)
-		mr_script_set_count(s->set, "moonrover_lua_memory_exceeded_total",
-				    "Scripts stopped for running past their memory budget", s->name, 1);
 	if (abandoned)
 		mr_script_set_count(
 			s->set, "moonrover_lua_states_abandoned_total",
-			"Lua states left by a jump out of an interrupted call (freed without their finalizers)",
+			"Lua states left by a jump out of a stopped call (freed without their finalizers)",
 			NULL, 1);
 	if (s->live)
 		mr_log(MR_LEVEL_ERROR, s->name, "%s: script disabled until the next successful reload", why);

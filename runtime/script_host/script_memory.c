@@ -3,11 +3,15 @@
  * the budget. It holds the watchdog's interrupt back while it is inside
  * malloc, so a jump out of the state never leaves malloc's or the list's
  * bookkeeping half done. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
+#include <lualib.h>
+
+#include "api_test.h"
 
 #include "base/log.h"
 #include "script_host/script_memory.h"
@@ -17,12 +21,29 @@
 /* Freeing a state larger than this gives its pages back to the system. */
 #define TRIM_ABOVE (1u << 20)
 
-static int refused(struct mr_script_memory *m, size_t osize, size_t nsize)
+/* Set once this LuaJIT refused lua_newstate with our allocator (it says so
+ * on standard error each time); main thread only. */
+static int newstate_refused;
+
+/* The time a chunk gets in mr_script_memory_try. */
+#define TRY_BUDGET_MS 20000
+
+/* Whether growing a block from osize to nsize bytes would take the state
+ * past its budget during a call. */
+static int over_budget(const struct mr_script_memory *m, size_t osize, size_t nsize)
 {
-	if (!m->enforce || nsize <= osize || m->used - osize + nsize <= m->limit)
-		return 0;
+	return m->enforce && nsize > osize && m->used - osize + nsize > m->limit;
+}
+
+/* The state ran past its budget: the call ends like one out of time (a
+ * jump out of the state, which is then freed). The allocation is refused
+ * only when no call can be ended, and goes through (a little past the
+ * budget) while runtime code has control, until it returns to Lua: LuaJIT
+ * (2.1 of 2022) can crash when an allocation fails in JIT-compiled code. */
+static int stop_call(struct mr_script_memory *m, int held)
+{
 	m->exceeded = 1;
-	return 1;
+	return mr_script_watchdog_abort(held);
 }
 
 static void link_block(struct mr_script_memory *m, struct mr_script_memory_block *b)
@@ -44,11 +65,12 @@ static void *tracked_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	struct mr_script_memory *m = ud;
 	struct mr_script_memory_block *b = ptr ? (struct mr_script_memory_block *)ptr - 1 : NULL, *nb;
 	size_t old = b ? osize + HEADER : 0;
-	int held;
+	int held = mr_script_watchdog_hold();
 
-	if (nsize > 0 && refused(m, old, nsize + HEADER))
+	if (nsize > 0 && over_budget(m, old, nsize + HEADER) && !stop_call(m, held)) {
+		mr_script_watchdog_resume(held);
 		return NULL;
-	held = mr_script_watchdog_hold();
+	}
 	if (b)
 		unlink_block(b);
 	if (nsize == 0) {
@@ -72,13 +94,14 @@ static void *wrapped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct mr_script_memory *m = ud;
 	size_t old = ptr ? osize : 0;
-	void *p;
+	int held = mr_script_watchdog_hold();
+	void *p = NULL;
 
-	if (nsize > 0 && refused(m, old, nsize))
-		return NULL;
-	p = m->wrapped(m->wrapped_ud, ptr, osize, nsize);
+	if (!(nsize > 0 && over_budget(m, old, nsize) && !stop_call(m, held)))
+		p = m->wrapped(m->wrapped_ud, ptr, osize, nsize);
 	if (p || nsize == 0)
 		m->used = m->used - old + nsize;
+	mr_script_watchdog_resume(held);
 	return p;
 }
 
@@ -96,8 +119,10 @@ lua_State *mr_script_memory_open(struct mr_script_memory *m, size_t limit, int w
 	memset(m, 0, sizeof(*m));
 	m->blocks.prev = m->blocks.next = &m->blocks;
 	m->limit = limit;
-	if (!wrapped)
+	if (!wrapped && !newstate_refused) {
 		L = lua_newstate(tracked_alloc, m);
+		newstate_refused = !L;
+	}
 	if (L) {
 		m->tracked = 1;
 		lua_atpanic(L, panic);
@@ -117,6 +142,8 @@ size_t mr_script_memory_close(struct mr_script_memory *m, lua_State *L, int aban
 	size_t held = m->used;
 
 	m->enforce = 0;
+	if (L && !abandoned && !m->tracked)
+		lua_setallocf(L, m->wrapped, m->wrapped_ud); /* so that LuaJIT frees its arena */
 	if (L && !abandoned)
 		lua_close(L);
 	if (m->tracked) {
@@ -131,4 +158,37 @@ size_t mr_script_memory_close(struct mr_script_memory *m, lua_State *L, int aban
 	if (held > TRIM_ABOVE)
 		malloc_trim(0);
 	return held;
+}
+
+int32_t mr_script_memory_try(const char *chunk, uint64_t limit, int32_t wrapped, uint64_t *held,
+			     uint64_t *counted, char *err, size_t errlen)
+{
+	struct mr_script_memory m;
+	lua_State *L;
+	int rc = mr_script_watchdog_init(), jumped;
+
+	if (rc != 0)
+		return mr_error(err, errlen, rc, "cannot set up the watchdog: %s", strerror(-rc));
+	L = mr_script_memory_open(&m, (size_t)limit, wrapped);
+	if (!L)
+		return mr_error(err, errlen, -ENOMEM, "out of memory for a Lua state");
+	luaL_openlibs(L);
+	rc = luaL_loadstring(L, chunk);
+	if (rc == 0) {
+		m.enforce = 1;
+		rc = mr_script_watchdog_pcall(L, 0, 0, 0, TRY_BUDGET_MS);
+		m.enforce = 0;
+	}
+	jumped = rc == -1;
+	*held = m.used;
+	*counted = jumped ? 0
+			  : (uint64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (uint64_t)lua_gc(L, LUA_GCCOUNTB, 0);
+	if (m.exceeded)
+		rc = 1;
+	else if (jumped)
+		rc = mr_error(err, errlen, -ETIME, "ran past %d ms", TRY_BUDGET_MS);
+	else if (rc != 0)
+		rc = mr_error(err, errlen, -EINVAL, "%s", lua_tostring(L, -1));
+	mr_script_memory_close(&m, L, jumped);
+	return rc;
 }

@@ -1,13 +1,13 @@
 /* script_memory.h - a memory budget per script. Every allocation of a
  * script's Lua state goes through an allocator that counts what the state
- * holds and refuses growth past the budget while the script runs (LuaJIT then
- * raises "not enough memory" in the script). The allocator keeps its blocks
- * in a list, so a state abandoned mid-call (interrupted by the watchdog) is
- * freed block by block without touching the state itself.
+ * holds; during the script's calls, the allocation that would take it past
+ * its budget is not made and the call is ended instead, like a call out of
+ * time (see watchdog.h). The allocator keeps its blocks in a list, so a state
+ * left by such a jump is freed block by block without touching the state.
  *
- * LuaJIT builds whose lua_newstate refuses a custom allocator (x86-64 without
- * GC64) get a counting wrapper around LuaJIT's own allocator instead: the
- * budget holds the same, but an abandoned state cannot be freed. */
+ * LuaJIT builds whose lua_newstate refuses a custom allocator (64-bit builds
+ * without GC64) get a counting wrapper around LuaJIT's own allocator instead:
+ * the budget holds the same, but an abandoned state cannot be freed. */
 #ifndef MR_SCRIPT_HOST_SCRIPT_MEMORY_H
 #define MR_SCRIPT_HOST_SCRIPT_MEMORY_H
 
@@ -23,8 +23,8 @@ struct mr_script_memory {
 	struct mr_script_memory_block blocks; /* the list's head */
 	size_t used;                          /* bytes held, bookkeeping included */
 	size_t limit;                         /* the budget */
-	int enforce;                          /* refuse growth past the budget (in protected calls) */
-	int exceeded;                         /* a growth was refused */
+	int enforce;                          /* a call is running: its budget holds */
+	int exceeded;                         /* a call ran past the budget */
 	int tracked;                          /* 1: our blocks; 0: counting LuaJIT's allocator */
 	lua_Alloc wrapped;                    /* LuaJIT's allocator, when not tracked */
 	void *wrapped_ud;

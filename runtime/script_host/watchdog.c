@@ -15,6 +15,7 @@
 /* Global because a signal handler must reach them; main thread only. */
 static volatile sig_atomic_t in_lua;
 static volatile sig_atomic_t expired;
+static volatile sig_atomic_t aborted; /* the call must end (mr_script_watchdog_abort) */
 static sigjmp_buf *volatile jump_target;
 static timer_t timer;
 static int timer_ready;
@@ -101,10 +102,10 @@ int mr_script_watchdog_pcall(lua_State *L, int nargs, int nresults, int errfunc,
 	if (sigsetjmp(here, 1)) {
 		disarm();
 		jump_target = NULL;
-		expired = 0;
+		expired = aborted = 0;
 		return -1;
 	}
-	expired = 0;
+	expired = aborted = 0;
 	clock_gettime(CLOCK_MONOTONIC, &call_start);
 	call_budget_ms = budget_ms;
 	jump_target = &here;
@@ -148,7 +149,7 @@ void mr_script_watchdog_enter(void)
 	if (!jump_target)
 		return;
 	in_lua = 1;
-	if (expired) {
+	if (expired || aborted) {
 		in_lua = 0;
 		siglongjmp(*jump_target, 1);
 	}
@@ -166,4 +167,14 @@ void mr_script_watchdog_resume(int held)
 {
 	if (held)
 		mr_script_watchdog_enter();
+}
+
+int mr_script_watchdog_abort(int held)
+{
+	if (!jump_target)
+		return 0;
+	aborted = 1;
+	if (held)
+		siglongjmp(*jump_target, 1);
+	return 1;
 }

@@ -26,5 +26,10 @@ void mr_script_watchdog_enter(void);
  * resume jumps only if Lua code had control when hold was called. */
 int mr_script_watchdog_hold(void);
 void mr_script_watchdog_resume(int held);
+/* Ends the call in progress as if its budget ran out: at once when Lua code
+ * had control when hold returned held, else when the runtime code running
+ * returns to Lua (mr_script_watchdog_enter). Returns 0 when no call is in
+ * progress, 1 when the jump is to come. */
+int mr_script_watchdog_abort(int held);
 
 #endif
