@@ -46,7 +46,8 @@ static void stop(struct mr_script *s, int abandoned, const char *why)
 {
 	s->disabled = 1;
 	s->abandoned |= abandoned;
-	snprintf(s->why, sizeof(s->why), "%s", why);
+	if (why != s->why)
+		snprintf(s->why, sizeof(s->why), "%s", why);
 	s->streams = 0;
 	free_timers(s);
 	if (s->depth == 0)
@@ -133,6 +134,10 @@ static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errl
 	mr_script_owner_set_running(caller);
 	if (rc == -1)
 		return fail(s, 1, err, errlen);
+	if (s->disabled) { /* by a call nested in this one: its state goes now */
+		stop(s, 0, s->why);
+		return mr_error(err, errlen, -1, "%s: %s", s->path, s->why);
+	}
 	if (rc != 0)
 		snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error");
 	if (rc != 0 || s->memory.exceeded)
