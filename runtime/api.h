@@ -211,6 +211,14 @@ struct mr_agent_opts {
 	int32_t bench_pid;        /* benchmarks: also stream this process's getppid() calls */
 	const char *config_name;  /* the config file scripts read through agent.config(), or NULL */
 	const char *config_text;  /* its text, read once at start */
+	/* The scripts: each one's memory budget in MiB unless it sets its own
+	 * (0: 128); 1 to refuse to start unless every script starts; 1 to run
+	 * the user's scripts even where others could change them; the bundled
+	 * scripts not to run (names separated by ',', or NULL). */
+	uint32_t script_memory_mib;
+	int32_t strict;
+	int32_t unsafe_scripts;
+	const char *bundled_skip;
 };
 
 /* Returns 0 after a clean stop. */
@@ -238,8 +246,12 @@ void mr_script_call_end(void);
 int mr_script_timer(mr_script *s, uint32_t id, double seconds, int32_t repeat, char *err, size_t errlen);
 void mr_script_timer_cancel(mr_script *s, uint32_t id);
 /* Gives the script its own time budget (10 ms to 60 s) instead of the
- * agent's, for scripts whose calls do bounded but heavy runtime work. */
+ * agent's, for scripts whose calls do bounded but heavy runtime work. A
+ * larger budget also applies to the call in progress (such as the load). */
 int mr_script_set_budget(mr_script *s, uint32_t ms, char *err, size_t errlen);
+/* Gives the script its own memory budget (1 MiB to 64 GiB) instead of the
+ * agent's --script-memory; it takes effect at once. */
+int mr_script_set_memory_budget(mr_script *s, uint32_t mib, char *err, size_t errlen);
 void mr_script_log(mr_script *s, int32_t level, const char *msg);
 /* The id of the series name{labels} (labels as Prometheus writes them:
  * `a="x",b="y"`), created on first use; the same id after a reload. */

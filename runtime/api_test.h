@@ -143,6 +143,17 @@ void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
 /* Stops the thread, detaches every program, frees everything. */
 void mr_data_plane_close(mr_data_plane *d);
 
+/* ----------------------------------------------------------- script memory */
+
+/* Runs a Lua chunk (with the standard library) in a state that allocates
+ * through a script's allocator with a budget of limit bytes; wrapped: the
+ * counting wrapper around LuaJIT's own allocator, as where lua_newstate
+ * refuses a custom one. *held: what the allocator counted after the chunk;
+ * *counted: what LuaJIT counted (collectgarbage("count")). Returns 0 when the
+ * chunk ran, 1 when the budget stopped it, or -EINVAL with its error. */
+int32_t mr_script_memory_try(const char *chunk, uint64_t limit, int32_t wrapped, uint64_t *held,
+			     uint64_t *counted, char *err, size_t errlen);
+
 /* ----------------------------------------------------------------- metrics */
 
 /* A registry of counters, gauges and histograms exported in Prometheus text
@@ -154,12 +165,15 @@ mr_metrics *mr_metrics_new(char *err, size_t errlen);
 void mr_metrics_free(mr_metrics *m);
 /* Returns the id of the series (creating it and, when new, its metric):
  * -EINVAL for a bad name or labels or a type clash with an existing metric
- * of that name, -ENOMEM. */
+ * of that name, -ENOMEM. A non-empty help replaces the metric's. */
 int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help,
 			  const char *labels, char *err, size_t errlen);
 void mr_metrics_add(mr_metrics *m, int32_t series, double v);     /* counters, gauges */
 void mr_metrics_set(mr_metrics *m, int32_t series, double v);     /* gauges */
 void mr_metrics_observe(mr_metrics *m, int32_t series, double v); /* histograms */
+/* A duration in nanoseconds: its bucket as for ns / 1e9 seconds, summed
+ * exactly (the sum shows as the decimal it is, not as a sum of fractions). */
+void mr_metrics_observe_ns(mr_metrics *m, int32_t series, uint64_t ns);
 double mr_metrics_value(const mr_metrics *m, int32_t series);
 /* Renders every series as Prometheus text; the string stays valid until the
  * next call. *len receives its length. NULL when out of memory. */

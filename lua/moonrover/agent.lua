@@ -10,6 +10,8 @@ local serialize = require("moonrover.lib.serialize")
 local ffi, lib = rt.ffi, rt.lib
 local context = require("moonrover.script_context")
 local script = ffi.cast("mr_script *", context.script)
+local getinfo = debug.getinfo
+local THIS = getinfo(1, "S").source
 
 local _M = {
   name = context.name,
@@ -23,10 +25,30 @@ local STREAMS = {
   process = { id = lib.MR_STREAM_PROCESS, ctype = ffi.typeof("struct mr_process_event *") },
   bench = { id = lib.MR_STREAM_BENCH, ctype = ffi.typeof("struct mr_bench_event *") },
 }
+local STREAM_NAMES = "process, bench"
 local BY_ID = {}
 for name, s in pairs(STREAMS) do
   s.name = name
   BY_ID[s.id] = s
+end
+
+-- Raises msg at the script's line that called this module: the first frame
+-- that is neither this module's nor a C function's, however the call got
+-- here (tail calls included).
+local function raise(msg)
+  local level = 2
+  local info = getinfo(level, "S")
+  while info and (info.source == THIS or info.what == "C" or info.what == "tail") do
+    level = level + 1
+    info = getinfo(level, "S")
+  end
+  error(msg, info and level or 0)
+end
+
+local function check_number(v, what)
+  if type(v) ~= "number" then
+    raise(what .. " must be a number, not " .. (v == nil and "nil" or type(v)))
+  end
 end
 
 local handlers = {} -- stream id -> list of functions
@@ -55,31 +77,34 @@ end
 function _M.on(stream, fn)
   local s = STREAMS[stream]
   if not s then
-    error("unknown stream '" .. tostring(stream) .. "' (streams: process, bench)", 2)
+    raise("unknown stream '" .. tostring(stream) .. "' (streams: " .. STREAM_NAMES .. ")")
   end
   if type(fn) ~= "function" then
-    error("on(stream, fn): fn must be a function", 2)
+    raise("on(stream, fn): fn must be a function")
   end
   if not handlers[s.id] then
+    local ok, err = rt.call(lib.mr_script_subscribe, script, s.id)
+    if not ok then
+      raise(err)
+    end
     handlers[s.id] = {}
-    assert(rt.call(lib.mr_script_subscribe, script, s.id))
   end
   local list = handlers[s.id]
   list[#list + 1] = fn
 end
 
-local function add_timer(seconds, fn, repeating, level)
-  if type(seconds) ~= "number" or seconds < 0.001 then
-    error("the interval must be a number of seconds, at least 0.001", level)
+local function add_timer(name, seconds, fn, repeating)
+  if type(seconds) ~= "number" or seconds < 0.001 or seconds ~= seconds then
+    raise(name .. "(seconds, fn): seconds must be a number, at least 0.001, not " .. tostring(seconds))
   end
   if type(fn) ~= "function" then
-    error("the callback must be a function", level)
+    raise(name .. "(seconds, fn): fn must be a function, not " .. (fn == nil and "nil" or type(fn)))
   end
   next_timer = next_timer + 1
   local id = next_timer
   local ok, err = rt.call(lib.mr_script_timer, script, id, seconds, repeating and 1 or 0)
   if not ok then
-    error(err, level)
+    raise(name .. "(seconds, fn): " .. err)
   end
   timers[id] = { fn = fn, repeating = repeating }
   return {
@@ -94,12 +119,12 @@ end
 
 -- Calls fn() every `seconds`; returns a handle with :cancel().
 function _M.every(seconds, fn)
-  return add_timer(seconds, fn, true, 3)
+  return add_timer("every", seconds, fn, true)
 end
 
 -- Calls fn() once after `seconds`; returns a handle with :cancel().
 function _M.after(seconds, fn)
-  return add_timer(seconds, fn, false, 3)
+  return add_timer("after", seconds, fn, false)
 end
 
 local LEVELS = { debug = 0, info = 1, warn = 2, error = 3 }
@@ -134,17 +159,23 @@ local function metric(kind, name, help, labels)
   local series, err = rt.call(lib.mr_script_metric, script, kind, name, help or "",
     labels_text(labels))
   if not series then
-    error(err, 3)
+    raise(err)
   end
   return series
 end
 
--- counter(name, help, labels): :inc(), :add(v). Series survive reloads.
+-- counter(name, help, labels): :inc(), :add(v) with v >= 0 (counters only
+-- go up). Series survive reloads.
 function _M.counter(name, help, labels)
   local id = metric(lib.MR_COUNTER, name, help, labels)
   return {
     inc = function() lib.mr_script_metric_add(script, id, 1) end,
-    add = function(_, v) lib.mr_script_metric_add(script, id, v) end,
+    add = function(_, v)
+      if type(v) ~= "number" or v < 0 or v ~= v then
+        raise("counter:add(v): v must be a number >= 0 (counters only go up), not " .. tostring(v))
+      end
+      lib.mr_script_metric_add(script, id, v)
+    end,
   }
 end
 
@@ -152,8 +183,14 @@ end
 function _M.gauge(name, help, labels)
   local id = metric(lib.MR_GAUGE, name, help, labels)
   return {
-    set = function(_, v) lib.mr_script_metric_set(script, id, v) end,
-    add = function(_, v) lib.mr_script_metric_add(script, id, v) end,
+    set = function(_, v)
+      check_number(v, "gauge:set(v): v")
+      lib.mr_script_metric_set(script, id, v)
+    end,
+    add = function(_, v)
+      check_number(v, "gauge:add(v): v")
+      lib.mr_script_metric_add(script, id, v)
+    end,
   }
 end
 
@@ -161,7 +198,10 @@ end
 function _M.histogram(name, help, labels)
   local id = metric(lib.MR_HISTOGRAM, name, help, labels)
   return {
-    observe = function(_, v) lib.mr_script_metric_observe(script, id, v) end,
+    observe = function(_, v)
+      check_number(v, "histogram:observe(v): v")
+      lib.mr_script_metric_observe(script, id, v)
+    end,
   }
 end
 
@@ -178,7 +218,7 @@ function _M.config()
       cfg = config.defaults()
     end
     if not cfg then
-      error(err, 2)
+      raise(err)
     end
     loaded_config = cfg
   end
@@ -186,11 +226,23 @@ function _M.config()
 end
 
 -- set_budget(ms): this script's calls may run up to ms milliseconds (10 to
--- 60000) instead of the agent's --budget-ms, for bounded but heavy work.
+-- 60000) instead of the agent's --budget-ms, for bounded but heavy work. A
+-- larger budget also covers the call in progress (the load, at top level).
 function _M.set_budget(ms)
+  check_number(ms, "set_budget(ms): ms")
   local ok, err = rt.call(lib.mr_script_set_budget, script, ms)
   if not ok then
-    error("set_budget(ms): " .. err, 2)
+    raise("set_budget(ms): " .. err)
+  end
+end
+
+-- set_memory_budget(mib): this script's Lua state may hold up to mib MiB (1
+-- to 65536) instead of the agent's --script-memory; at once.
+function _M.set_memory_budget(mib)
+  check_number(mib, "set_memory_budget(mib): mib")
+  local ok, err = rt.call(lib.mr_script_set_memory_budget, script, mib)
+  if not ok then
+    raise("set_memory_budget(mib): " .. err)
   end
 end
 
@@ -205,7 +257,7 @@ end
 -- and this version goes on running.
 function _M.export(fn, refused)
   if type(fn) ~= "function" or (refused ~= nil and type(refused) ~= "function") then
-    error("export(fn, refused): fn (and refused, when given) must be functions", 2)
+    raise("export(fn, refused): fn (and refused, when given) must be functions")
   end
   exporter = fn
   reclaimer = refused
@@ -218,7 +270,7 @@ function _M.imported()
   end
   local value, err = serialize.decode(context.imported)
   if err then
-    error("the previous version's state cannot be read: " .. err, 2)
+    raise("the previous version's state cannot be read: " .. err)
   end
   return value
 end
@@ -228,7 +280,7 @@ end
 -- running for a short grace period so last work can finish.
 function _M.on_stop(fn)
   if type(fn) ~= "function" then
-    error("on_stop(fn): fn must be a function", 2)
+    raise("on_stop(fn): fn must be a function")
   end
   stoppers[#stoppers + 1] = fn
 end

@@ -58,7 +58,7 @@ static int deliver_some(struct agent *a)
 
 			mr_script_set_deliver(a->scripts, stream, base + (size_t)index * size, n, size);
 			mr_data_plane_release(a->dp, stream, n);
-			mr_agent_stats_batch(&a->stats, stream, (double)(mr_sys_monotonic_ns() - t0) / 1e9);
+			mr_agent_stats_batch(&a->stats, stream, mr_sys_monotonic_ns() - t0);
 			batches++;
 		}
 	}
@@ -196,6 +196,7 @@ static void close_parts(struct agent *a)
 		event_free(a->events[i]);
 	mr_data_plane_close(a->dp);
 	mr_script_set_free(a->scripts);
+	mr_agent_stats_free(&a->stats);
 	mr_http_close(a->http);
 	mr_metrics_free(a->metrics);
 	if (a->base)
@@ -210,7 +211,9 @@ static int run(struct agent *a, char *err, size_t errlen)
 
 	if (rc != 0)
 		return rc;
-	mr_script_set_start(a->scripts);
+	rc = mr_script_set_start(a->scripts, err, errlen);
+	if (rc != 0)
+		return rc;
 	rc = mr_data_plane_start(a->dp, err, errlen);
 	if (rc != 0)
 		return rc;

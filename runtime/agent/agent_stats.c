@@ -1,6 +1,8 @@
 /* agent_stats.c - copies the data plane's counters into the metrics registry
- * as deltas (counters only go up) and describes the agent on /healthz. */
+ * as deltas (counters only go up), publishes each script's memory, and
+ * describes the agent on /healthz. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent_stats.h"
@@ -53,10 +55,10 @@ int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_
 	return st->scripts_active < 0 || st->scripts_disabled < 0 ? -1 : 0;
 }
 
-void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, double seconds)
+void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, uint64_t ns)
 {
 	if (st->streams[stream].enabled)
-		mr_metrics_observe(st->metrics, st->streams[stream].batch_seconds, seconds);
+		mr_metrics_observe_ns(st->metrics, st->streams[stream].batch_seconds, ns);
 }
 
 static void sync_stream(struct mr_agent_stats *st, struct mr_stream_series *s,
@@ -72,15 +74,83 @@ static void sync_stream(struct mr_agent_stats *st, struct mr_stream_series *s,
 	s->last = *now;
 }
 
+#define MIB (1024.0 * 1024.0)
+
+/* One line per script: its state, and its memory against its budget. */
+static void describe_scripts(FILE *f, const struct mr_script_set *h)
+{
+	for (size_t i = 0; i < h->nscripts; i++) {
+		const struct mr_script *s = h->scripts[i];
+
+		if (s->disabled)
+			fprintf(f, "  %s: disabled: %s\n", s->name, s->why);
+		else
+			fprintf(f, "  %s: active, memory %.1f of %.0f MiB\n", s->name,
+				(double)s->memory.used / MIB, (double)s->memory.limit / MIB);
+	}
+}
+
 static void set_health(const struct mr_script_set *h, mr_http *http, size_t active, size_t disabled)
 {
-	char text[1024];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
 
 	if (!http)
 		return;
-	snprintf(text, sizeof(text), "ok\nscripts: %zu active, %zu disabled\nlast reload: %s%s\n", active,
-		 disabled, h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
-	mr_http_set_health(http, 1, text);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return; /* out of memory: the last text stays */
+	fprintf(f, "ok\nscripts: %zu active, %zu disabled\n", active, disabled);
+	describe_scripts(f, h);
+	fprintf(f, "last reload: %s%s\n",
+		h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
+	if (fclose(f) == 0)
+		mr_http_set_health(http, 1, text);
+	free(text);
+}
+
+static int32_t script_series(mr_metrics *m, const char *name, const char *help, const char *script)
+{
+	char labels[192];
+
+	snprintf(labels, sizeof(labels), "script=\"%s\"", script);
+	return series(m, MR_GAUGE, name, help, labels);
+}
+
+static int known(const int32_t *ids, size_t n, int32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
+}
+
+/* Sets each script's memory gauges, and those of scripts gone since the
+ * last sync (removed by a reload) to 0. */
+static void sync_memory(struct mr_agent_stats *st, const struct mr_script_set *h)
+{
+	int32_t *ids = calloc(2 * h->nscripts + 1, sizeof(*ids));
+	size_t n = 0;
+
+	if (!ids)
+		return;
+	for (size_t i = 0; i < h->nscripts; i++) {
+		const struct mr_script *s = h->scripts[i];
+
+		ids[n] = script_series(st->metrics, "moonrover_lua_memory_bytes",
+				       "Memory a script's Lua state holds (0 once stopped)", s->name);
+		mr_metrics_set(st->metrics, ids[n++], (double)s->memory.used);
+		ids[n] = script_series(st->metrics, "moonrover_lua_memory_budget_bytes",
+				       "Memory a script's Lua state may hold", s->name);
+		mr_metrics_set(st->metrics, ids[n++], (double)s->memory.limit);
+	}
+	for (size_t i = 0; i < st->nmemory_series; i++)
+		if (!known(ids, n, st->memory_series[i]))
+			mr_metrics_set(st->metrics, st->memory_series[i], 0);
+	free(st->memory_series);
+	st->memory_series = ids;
+	st->nmemory_series = n;
 }
 
 void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const struct mr_script_set *h,
@@ -99,5 +169,13 @@ void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const str
 		disabled += h->scripts[i]->disabled != 0;
 	mr_metrics_set(st->metrics, st->scripts_active, (double)(h->nscripts - disabled));
 	mr_metrics_set(st->metrics, st->scripts_disabled, (double)disabled);
+	sync_memory(st, h);
 	set_health(h, http, h->nscripts - disabled, disabled);
+}
+
+void mr_agent_stats_free(struct mr_agent_stats *st)
+{
+	free(st->memory_series);
+	st->memory_series = NULL;
+	st->nmemory_series = 0;
 }

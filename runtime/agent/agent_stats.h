@@ -1,6 +1,6 @@
 /* agent_stats.h - the agent's own metrics: per-stream event counts (received,
- * delivered, dropped and why), batch latency, scripts and reload state, and
- * the /healthz text. */
+ * delivered, dropped and why), batch latency, scripts (their state and
+ * memory) and reload state, and the /healthz text. */
 #ifndef MR_AGENT_AGENT_STATS_H
 #define MR_AGENT_AGENT_STATS_H
 
@@ -20,13 +20,17 @@ struct mr_agent_stats {
 	mr_metrics *metrics;
 	struct mr_stream_series streams[MR_STREAM_COUNT];
 	int32_t scripts_active, scripts_disabled;
+	int32_t *memory_series; /* the per-script memory gauges set by the last sync */
+	size_t nmemory_series;
 };
 
 int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_plane *dp,
 			const char *const names[MR_STREAM_COUNT]);
-void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, double seconds);
+/* How long the scripts took to handle one batch. */
+void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, uint64_t ns);
 /* Brings the counters up to date and sets the health text. */
 void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const struct mr_script_set *h,
 			 mr_http *http);
+void mr_agent_stats_free(struct mr_agent_stats *st);
 
 #endif

@@ -87,17 +87,22 @@ static int read_growing(int fd, size_t max, char **out, size_t *len)
 	return 0;
 }
 
+int mr_file_read_fd(int fd, size_t max, char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	return read_growing(fd, max, out, len);
+}
+
 int mr_file_read_all(const char *path, size_t max, char **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int rc;
 
 	*out = NULL;
 	*len = 0;
 	if (fd < 0)
 		return -errno;
-	rc = read_growing(fd, max, out, len);
-	return (int)close_keeping(fd, rc);
+	return (int)close_keeping(fd, mr_file_read_fd(fd, max, out, len));
 }
 int mr_file_read_lines(FILE *f, int (*fn)(void *ctx, const char *line), void *ctx)
 {

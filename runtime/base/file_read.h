@@ -14,6 +14,8 @@ ssize_t mr_file_read_into(const char *path, char *buf, size_t cap);
 /* Reads all of path into a malloc'd, NUL-terminated buffer (*out, *len).
  * Returns 0, -EFBIG when it holds more than max bytes, or another -errno. */
 int mr_file_read_all(const char *path, size_t max, char **out, size_t *len);
+/* The same from an open file, to its end; fd stays open. */
+int mr_file_read_fd(int fd, size_t max, char **out, size_t *len);
 /* Calls fn(ctx, line) for every line of f (with its newline, if any) until
  * fn returns a negative errno, which is returned. Returns 0, that error, or
  * -EIO when reading fails. */

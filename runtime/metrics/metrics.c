@@ -5,8 +5,14 @@
  * Single-threaded: only the agent's main thread may use a registry.
  * A series is identified by its metric name and its label set as written;
  * asking again for it returns the same id, so re-registering after a hot
- * reload keeps counting in the same series. The first help text given for a
- * name is kept. mr_metrics_value() of a histogram is its observation count. */
+ * reload keeps counting in the same series. A metric's help text is the
+ * last non-empty one given for its name (a new script version may reword
+ * it). mr_metrics_value() of a histogram is its observation count.
+ *
+ * Sums are compensated (Neumaier): the rounding error of each addition is
+ * kept apart and added back when read, so adding 0.1 ten times gives 1, not
+ * 0.9999999999999999. Durations observed in nanoseconds are summed as
+ * integers and divided once, so their sum prints as the decimal it is. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -202,6 +208,21 @@ static int check_arguments(uint32_t type, const char *name, const char *help, co
 	return mr_metrics_labels_check(labels, type == MR_HISTOGRAM ? "le" : NULL, err, errlen);
 }
 
+static int set_help(mr_metrics *m, struct metric *mt, const char *help, char *err, size_t errlen)
+{
+	uint32_t id;
+
+	if (strcmp(mr_intern_get(&m->strings, mt->help), help) == 0)
+		return 0;
+	id = mr_intern_add(&m->strings, help);
+	if (id == MR_HASH_NONE)
+		return mr_error(err, errlen, -ENOMEM,
+				"cannot change the help of metric \"%s\": out of memory",
+				mr_intern_get(&m->strings, mt->name));
+	mt->help = id;
+	return 0;
+}
+
 /* Finds the metric called name, creating it when new: 0, or -EINVAL when it
  * has another type or clashes with another's samples, or -ENOMEM. */
 static int metric_for(mr_metrics *m, uint32_t type, const char *name, const char *help, uint32_t *id,
@@ -212,7 +233,7 @@ static int metric_for(mr_metrics *m, uint32_t type, const char *name, const char
 		return mr_error(err, errlen, -EINVAL, "metric \"%s\" is a %s, not a %s", name,
 				mr_metrics_type_names[m->metrics[*id].type], mr_metrics_type_names[type]);
 	if (*id != MR_HASH_NONE)
-		return 0;
+		return *help ? set_help(m, &m->metrics[*id], help, err, errlen) : 0;
 	if (check_exposed_names(m, type, name, err, errlen))
 		return -EINVAL;
 	*id = add_metric(m, type, name, help);
@@ -275,6 +296,29 @@ static uint32_t series_type(const mr_metrics *m, const struct series *s)
 	return m->metrics[s->metric].type;
 }
 
+/* value += v, keeping what rounding took in error (Neumaier's summation). */
+static void sum_add(struct series *s, double v)
+{
+	double t = s->value + v;
+
+	if (!isfinite(t))
+		s->error = 0;
+	else if (fabs(s->value) >= fabs(v))
+		s->error += (s->value - t) + v;
+	else
+		s->error += (v - t) + s->value;
+	s->value = t;
+}
+
+double mr_metrics_sum(const struct mr_metrics *m, const struct series *s)
+{
+	double sum = s->value + s->error;
+
+	if (m->metrics[s->metric].type == MR_HISTOGRAM && m->hists[s->hist].sum_ns)
+		sum += (double)m->hists[s->hist].sum_ns / 1e9;
+	return sum;
+}
+
 void mr_metrics_add(mr_metrics *m, int32_t series, double v)
 {
 	struct series *s = series_at(m, series);
@@ -283,31 +327,51 @@ void mr_metrics_add(mr_metrics *m, int32_t series, double v)
 		return;
 	if (series_type(m, s) == MR_COUNTER && !(v >= 0))
 		return; /* counters only go up; NaN is no increase either */
-	s->value += v;
+	sum_add(s, v);
 }
 
 void mr_metrics_set(mr_metrics *m, int32_t series, double v)
 {
 	struct series *s = series_at(m, series);
 
-	if (s && series_type(m, s) == MR_GAUGE)
+	if (s && series_type(m, s) == MR_GAUGE) {
 		s->value = v;
+		s->error = 0;
+	}
 }
 
-void mr_metrics_observe(mr_metrics *m, int32_t series, double v)
+/* Counts an observation of v seconds in its bucket; the histogram series, or
+ * NULL when series is not one. */
+static struct series *count_observation(mr_metrics *m, int32_t series, double v)
 {
 	struct series *s = series_at(m, series);
 	struct histogram *h;
 	size_t b = 0;
 
 	if (!s || series_type(m, s) != MR_HISTOGRAM || isnan(v))
-		return;
+		return NULL;
 	while (b < MR_METRICS_BUCKETS - 1 && v > mr_metrics_bucket_bounds[b])
 		b++;
 	h = &m->hists[s->hist];
 	h->counts[b]++;
 	h->count++;
-	s->value += v;
+	return s;
+}
+
+void mr_metrics_observe(mr_metrics *m, int32_t series, double v)
+{
+	struct series *s = count_observation(m, series, v);
+
+	if (s)
+		sum_add(s, v);
+}
+
+void mr_metrics_observe_ns(mr_metrics *m, int32_t series, uint64_t ns)
+{
+	struct series *s = count_observation(m, series, (double)ns / 1e9);
+
+	if (s)
+		m->hists[s->hist].sum_ns += ns;
 }
 
 double mr_metrics_value(const mr_metrics *m, int32_t series)
@@ -318,5 +382,5 @@ double mr_metrics_value(const mr_metrics *m, int32_t series)
 		return 0;
 	if (series_type(m, s) == MR_HISTOGRAM)
 		return (double)m->hists[s->hist].count;
-	return s->value;
+	return mr_metrics_sum(m, s);
 }

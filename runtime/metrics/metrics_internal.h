@@ -28,6 +28,7 @@ struct metric {
 struct histogram {
 	uint64_t counts[MR_METRICS_BUCKETS]; /* per bucket, not cumulative */
 	uint64_t count;
+	uint64_t sum_ns; /* what was observed in nanoseconds, summed exactly */
 };
 
 struct series {
@@ -35,8 +36,12 @@ struct series {
 	uint32_t labels; /* string id of the label set */
 	uint32_t next;   /* next series of the same metric, MR_HASH_NONE at the end */
 	uint32_t hist;   /* index in histograms, histograms only */
-	double value;    /* counter or gauge value, histogram sum */
+	double value;    /* counter or gauge value, histogram sum (of what was observed in seconds) */
+	double error;    /* what rounding took from value as it was summed (see metrics.c) */
 };
+
+/* The value of a counter or gauge, the sum of a histogram. */
+double mr_metrics_sum(const struct mr_metrics *m, const struct series *s);
 
 struct mr_metrics {
 	struct mr_intern strings; /* names, help texts and label sets */

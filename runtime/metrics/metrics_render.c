@@ -40,8 +40,10 @@ static void puts_text(struct text *t, const char *s)
 	put(t, s, strlen(s));
 }
 
-/* Shortest of %.15g..%.17g that reads back as v, so integers print as
- * integers and 0.1 as 0.1. */
+/* The shortest %g text that reads back as v, so integers print as integers
+ * and 0.1 as 0.1. A normal double that round-trips with 15 digits has no
+ * shorter form than %.15g gives (15 digits are finer than its precision),
+ * so only subnormal ones are tried from 1 digit up; the others from 15. */
 static void format_number(char *buf, size_t size, double v)
 {
 	int prec;
@@ -54,7 +56,7 @@ static void format_number(char *buf, size_t size, double v)
 		snprintf(buf, size, "%s", v > 0 ? "+Inf" : "-Inf");
 		return;
 	}
-	for (prec = 15; prec < 17; prec++) {
+	for (prec = fpclassify(v) == FP_SUBNORMAL ? 1 : 15; prec < 17; prec++) {
 		snprintf(buf, size, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
 			return;
@@ -148,10 +150,10 @@ static void put_metric(struct text *t, const mr_metrics *m, const struct metric 
 		const char *labels = mr_intern_get(&m->strings, s->labels);
 
 		if (mt->type == MR_HISTOGRAM) {
-			put_histogram(t, name, labels, &m->hists[s->hist], s->value);
+			put_histogram(t, name, labels, &m->hists[s->hist], mr_metrics_sum(m, s));
 			continue;
 		}
-		format_number(value, sizeof(value), s->value);
+		format_number(value, sizeof(value), mr_metrics_sum(m, s));
 		put_sample(t, name, "", labels, NULL, value);
 	}
 }

@@ -30,23 +30,28 @@ static void free_timers(struct mr_script *s)
 	s->ntimers = s->timers_cap = 0;
 }
 
-/* The state is left as it is: after a jump out of it nothing about it is
- * safe. What it opened through the runtime is closed here instead. */
-static void disable(struct mr_script *s)
+/* Frees the state: closed (its finalizers run) after a normal return,
+ * freed block by block after a jump out of it. What it opened through the
+ * runtime and did not close itself is closed then. */
+static void release_state(struct mr_script *s)
+{
+	if (s->L)
+		mr_script_memory_close(&s->memory, s->L, s->abandoned);
+	s->L = NULL;
+	mr_script_owner_close_all(s);
+}
+
+/* Disables the script; its state goes once no call is inside it. */
+static void stop(struct mr_script *s, int abandoned, const char *why)
 {
 	s->disabled = 1;
-	s->L = NULL;
+	s->abandoned |= abandoned;
+	if (why != s->why)
+		snprintf(s->why, sizeof(s->why), "%s", why);
 	s->streams = 0;
 	free_timers(s);
-	mr_script_owner_close_all(s);
-	mr_script_set_count(s->set, "moonrover_lua_interrupts_total",
-			    "Lua callbacks interrupted for running past their time budget", s->name, 1);
-	mr_script_set_count(s->set, "moonrover_lua_states_abandoned_total",
-			    "Lua states left unfreed after an interrupted callback (their memory leaks)",
-			    NULL, 1);
-	mr_log(MR_LEVEL_ERROR, s->name,
-	       "a callback ran past its budget of %u ms: script disabled until the next successful reload",
-	       mr_script_budget(s));
+	if (s->depth == 0)
+		release_state(s);
 }
 
 unsigned mr_script_budget(const struct mr_script *s)
@@ -54,10 +59,44 @@ unsigned mr_script_budget(const struct mr_script *s)
 	return s->budget_ms ? s->budget_ms : s->set->budget_ms;
 }
 
+/* A call ran out of time or memory: the script stops. abandoned: the call
+ * was ended by a jump out of the state. Its loader reports a failed load; a
+ * running script says so itself. */
+static int fail(struct mr_script *s, int abandoned, char *err, size_t errlen)
+{
+	int memory = s->memory.exceeded;
+	char why[128];
+
+	if (memory)
+		snprintf(why, sizeof(why), "ran past its memory budget of %zu MiB", s->memory.limit >> 20);
+	else
+		snprintf(why, sizeof(why), "ran past its time budget of %u ms", s->call_budget_ms);
+	snprintf(err, errlen, "%s: %s", s->path, why);
+	if (!s->canary && memory)
+		mr_script_set_count(s->set, "moonrover_lua_memory_exceeded_total",
+				    "Scripts stopped for running past their memory budget", s->name, 1);
+	else if (!s->canary)
+		mr_script_set_count(s->set, "moonrover_lua_interrupts_total",
+				    "Lua callbacks interrupted for running past their time budget", s->name,
+				    1);
+	if (abandoned)
+		mr_script_set_count(
+			s->set, "moonrover_lua_states_abandoned_total",
+			"Lua states left by a jump out of a stopped call (freed without their finalizers)",
+			NULL, 1);
+	if (s->live)
+		mr_log(MR_LEVEL_ERROR, s->name, "%s: script disabled until the next successful reload", why);
+	stop(s, abandoned, why);
+	return -1;
+}
+
+/* A canary's errors are its reload's: counted and logged there, once. */
 static void report_error(struct mr_script *s, const char *msg)
 {
 	uint64_t now = mr_sys_monotonic_ns();
 
+	if (s->canary)
+		return;
 	s->errors++;
 	mr_script_set_count(s->set, "moonrover_lua_errors_total", "Errors raised by Lua callbacks", s->name,
 			    1);
@@ -74,30 +113,39 @@ static void report_error(struct mr_script *s, const char *msg)
 	s->last_error_log_ns = now;
 }
 
-/* Calls the function below its nargs arguments on the stack. Returns 0 with
- * nres results left on the stack, or -1 with the message in err. */
+/* Calls the function below its nargs arguments on the stack, under the
+ * script's time and memory budgets. Returns 0 with nres results left on the
+ * stack, or -1 with the message in err. */
 static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errlen)
 {
 	lua_State *L = s->L;
-	int base = lua_gettop(L) - nargs, rc;
-
+	int base = lua_gettop(L) - nargs, enforce = s->memory.enforce, rc;
 	struct mr_script *caller = mr_script_owner_running();
 
-	lua_pushcfunction(L, mr_script_traceback);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, s->ref_traceback);
 	lua_insert(L, base);
 	mr_script_owner_set_running(s);
-	rc = mr_script_watchdog_pcall(L, nargs, nres, base, mr_script_budget(s));
+	s->depth++;
+	s->call_budget_ms = mr_script_budget(s);
+	s->memory.enforce = 1;
+	rc = mr_script_watchdog_pcall(L, nargs, nres, base, s->call_budget_ms);
+	s->memory.enforce = enforce;
+	s->depth--;
 	mr_script_owner_set_running(caller);
-	if (rc == -1) {
-		snprintf(err, errlen, "%s: ran past its time budget of %u ms", s->path, mr_script_budget(s));
-		disable(s);
-		return -1;
+	if (rc == -1)
+		return fail(s, 1, err, errlen);
+	if (s->disabled) { /* by a call nested in this one: its state goes now */
+		stop(s, 0, s->why);
+		return mr_error(err, errlen, -1, "%s: %s", s->path, s->why);
 	}
-	if (rc != 0) {
+	if (rc != 0)
 		snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error");
+	if (rc != 0 || s->memory.exceeded)
 		lua_settop(L, base - 1);
+	if (s->memory.exceeded)
+		return fail(s, 0, err, errlen);
+	if (rc != 0)
 		return -1;
-	}
 	lua_remove(L, base);
 	return 0;
 }
@@ -158,7 +206,8 @@ static struct mr_script *script_new(struct mr_script_set *h, const char *name, c
 	s->canary = canary;
 	s->name = strdup(name);
 	s->path = strdup(path);
-	s->ref_dispatch = s->ref_timer = s->ref_export = s->ref_stop = s->ref_reclaim = LUA_NOREF;
+	s->ref_traceback = s->ref_dispatch = s->ref_timer = s->ref_export = s->ref_stop = s->ref_reclaim =
+		LUA_NOREF;
 	if (!s->name || !s->path) {
 		mr_script_free(s);
 		return NULL;
@@ -176,7 +225,7 @@ struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, cons
 		mr_script_free(s);
 		return NULL;
 	}
-	if (luaL_loadfile(s->L, path) != 0) {
+	if (mr_script_state_load(s, path) != 0) {
 		snprintf(err, errlen, "%s", lua_tostring(s->L, -1));
 		mr_script_free(s);
 		return NULL;
@@ -184,6 +233,20 @@ struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, cons
 	if (call(s, 0, 0, err, errlen) != 0 || find_entries(s, err, errlen) != 0) {
 		mr_script_free(s);
 		return NULL;
+	}
+	s->live = !canary;
+	return s;
+}
+
+struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, const char *path,
+				   const char *why)
+{
+	struct mr_script *s = script_new(h, name, path, 0);
+
+	if (s) {
+		s->disabled = 1;
+		s->memory.limit = h->memory_limit;
+		snprintf(s->why, sizeof(s->why), "%s", why);
 	}
 	return s;
 }
@@ -279,9 +342,7 @@ void mr_script_free(struct mr_script *s)
 	if (!s)
 		return;
 	/* Finalizers run by lua_close may still cancel or add timers. */
-	if (s->L)
-		lua_close(s->L);
-	s->L = NULL;
+	release_state(s);
 	free_timers(s);
 	free(s->name);
 	free(s->path);

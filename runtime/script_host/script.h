@@ -9,6 +9,7 @@
 #include <lua.h>
 
 #include "api_test.h"
+#include "script_host/script_memory.h"
 
 struct event;
 struct mr_script_set;
@@ -24,12 +25,19 @@ struct mr_script {
 	char *name; /* file name without .lua */
 	char *path;
 	struct mr_script_set *set;
-	lua_State *L;       /* NULL once abandoned or closed */
-	int canary;         /* a trial copy: no timers, no metric updates */
-	int disabled;       /* interrupted: no more calls until a reload */
-	unsigned budget_ms; /* its own time budget; 0: the agent's */
-	uint32_t streams;   /* bit per subscribed stream */
-	int ref_dispatch;   /* moonrover.agent's entry points, LUA_NOREF when absent */
+	lua_State *L; /* NULL once closed or freed */
+	struct mr_script_memory memory;
+	int canary;              /* a trial copy: no timers, no metric updates */
+	int live;                /* its load finished: it reports its own failures */
+	int disabled;            /* stopped or never started: no more calls until a reload */
+	int abandoned;           /* a call was interrupted: free its blocks, never close it */
+	int depth;               /* calls in progress: its state is freed only at 0 */
+	char why[160];           /* why it is disabled */
+	unsigned budget_ms;      /* its own time budget; 0: the agent's */
+	unsigned call_budget_ms; /* the budget of the call in progress */
+	uint32_t streams;        /* bit per subscribed stream */
+	int ref_traceback;       /* the message handler of its calls */
+	int ref_dispatch;        /* moonrover.agent's entry points, LUA_NOREF when absent */
 	int ref_timer;
 	int ref_export;
 	int ref_stop;
@@ -47,6 +55,10 @@ struct mr_script {
  * script, or NULL with "path:line: message" in err. */
 struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, const char *path, int canary,
 				 const char *imported, size_t imported_len, char *err, size_t errlen);
+/* A script that could not start, kept disabled (with why) so that the
+ * agent's health counts it. NULL when out of memory. */
+struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, const char *path,
+				   const char *why);
 /* Hands the script a batch of n records of a stream. Returns 0, or -1 when
  * the callback failed (logged and counted; the script may now be disabled). */
 int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records, uint32_t n, char *err,
@@ -63,8 +75,8 @@ void mr_script_fire_timer(struct mr_script *s, uint32_t id);
 /* Asks the script for the state to hand its next version: a malloc'd string
  * in *out (NULL when it exports nothing). 0, or -1 with the reason in err. */
 int mr_script_export(struct mr_script *s, char **out, size_t *len, char *err, size_t errlen);
-/* Closes the state and frees everything (the state is abandoned, not
- * closed, if it was interrupted). */
+/* Closes the state and frees everything (an interrupted state's blocks are
+ * freed without closing it: its finalizers never run). */
 void mr_script_free(struct mr_script *s);
 
 #endif

@@ -118,15 +118,35 @@ void mr_script_timer_cancel(mr_script *s, uint32_t id)
 	mr_script_watchdog_enter();
 }
 
+/* A larger budget also extends the call in progress (the script's load, when
+ * called at its top level), counted from the call's start. */
 int mr_script_set_budget(mr_script *s, uint32_t ms, char *err, size_t errlen)
 {
 	int rc = 0;
 
 	mr_script_watchdog_leave();
-	if (ms >= 10 && ms <= 60000)
-		s->budget_ms = ms;
-	else
+	if (ms < 10 || ms > 60000) {
 		rc = mr_error(err, errlen, -EINVAL, "a budget is 10 to 60000 ms, not %u", ms);
+	} else {
+		s->budget_ms = ms;
+		if (s->depth > 0 && ms > s->call_budget_ms) {
+			s->call_budget_ms = ms;
+			mr_script_watchdog_extend(ms);
+		}
+	}
+	mr_script_watchdog_enter();
+	return rc;
+}
+
+int mr_script_set_memory_budget(mr_script *s, uint32_t mib, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	mr_script_watchdog_leave();
+	if (mib >= 1 && mib <= 65536)
+		s->memory.limit = (size_t)mib << 20;
+	else
+		rc = mr_error(err, errlen, -EINVAL, "a memory budget is 1 to 65536 MiB, not %u", mib);
 	mr_script_watchdog_enter();
 	return rc;
 }
@@ -147,7 +167,8 @@ int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const ch
 	int32_t id;
 
 	mr_script_watchdog_leave();
-	id = mr_metrics_series(s->set->metrics, type, name, help, labels, err, errlen);
+	/* A canary's help text would outlive a refused reload. */
+	id = mr_metrics_series(s->set->metrics, type, name, s->canary ? NULL : help, labels, err, errlen);
 	mr_script_watchdog_enter();
 	return id;
 }

@@ -7,6 +7,7 @@
 
 #include "base/grow_array.h"
 #include "script_host/script_list.h"
+#include "script_host/script_trust.h"
 
 #define MAX_NAME 128
 
@@ -63,7 +64,22 @@ static int put(struct builder *b, const char *dir, const char *file)
 	return 0;
 }
 
-static int read_dir(struct builder *b, const char *dir, char *err, size_t errlen)
+/* Whether file (name.lua) is named in skip, a list of names separated by ','. */
+static int skipped(const char *file, const char *skip)
+{
+	size_t n = strlen(file) - 4;
+
+	while (skip && *skip) {
+		size_t len = strcspn(skip, ",");
+
+		if (len == n && strncmp(skip, file, n) == 0)
+			return 1;
+		skip += len + (skip[len] == ',');
+	}
+	return 0;
+}
+
+static int read_dir(struct builder *b, const char *dir, const char *skip, char *err, size_t errlen)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -74,7 +90,7 @@ static int read_dir(struct builder *b, const char *dir, char *err, size_t errlen
 		return -1;
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL)
-		if (is_script(de->d_name))
+		if (is_script(de->d_name) && !skipped(de->d_name, skip))
 			rc = put(b, dir, de->d_name);
 	closedir(d);
 	if (rc != 0)
@@ -87,16 +103,18 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct mr_script_entry *)a)->name, ((const struct mr_script_entry *)b)->name);
 }
 
-int mr_script_list_read(const char *bundled_dir, const char *user_dir, struct mr_script_list *out, char *err,
+int mr_script_list_read(const struct mr_script_dirs *dirs, struct mr_script_list *out, char *err,
 			size_t errlen)
 {
 	struct builder b = { .list = out };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = read_dir(&b, bundled_dir, err, errlen);
-	if (rc == 0 && user_dir)
-		rc = read_dir(&b, user_dir, err, errlen);
+	rc = read_dir(&b, dirs->bundled, dirs->bundled_skip, err, errlen);
+	if (rc == 0 && dirs->user && !dirs->user_unchecked)
+		rc = mr_script_trust_dir(dirs->user, err, errlen) ? -1 : 0;
+	if (rc == 0 && dirs->user)
+		rc = read_dir(&b, dirs->user, NULL, err, errlen);
 	if (rc != 0) {
 		mr_script_list_free(out);
 		return -1;

@@ -1,6 +1,7 @@
 /* script_list.h - which scripts the agent runs: every *.lua file of the
- * bundled scripts directory and of the user's, the user's replacing a
- * bundled one of the same name, in name order. */
+ * bundled scripts directory (but those the agent skips) and of the user's
+ * (a directory only root or the agent's user may write), the user's
+ * replacing a bundled one of the same name, in name order. */
 #ifndef MR_SCRIPT_HOST_SCRIPT_LIST_H
 #define MR_SCRIPT_HOST_SCRIPT_LIST_H
 
@@ -16,8 +17,15 @@ struct mr_script_list {
 	size_t n;
 };
 
-/* user_dir may be NULL. Returns 0, or -1 with the reason in err. */
-int mr_script_list_read(const char *bundled_dir, const char *user_dir, struct mr_script_list *out, char *err,
+struct mr_script_dirs {
+	const char *bundled;
+	const char *bundled_skip; /* bundled scripts not to run: names separated by ',', or NULL */
+	const char *user;         /* or NULL */
+	int user_unchecked;       /* do not check the user's directory (see script_trust.h) */
+};
+
+/* Returns 0, or -1 with the reason in err. */
+int mr_script_list_read(const struct mr_script_dirs *dirs, struct mr_script_list *out, char *err,
 			size_t errlen);
 void mr_script_list_free(struct mr_script_list *l);
 

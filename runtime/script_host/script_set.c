@@ -14,6 +14,8 @@
 #include "script_host/script.h"
 #include "script_host/script_list.h"
 
+#define DEFAULT_MEMORY_MIB 128
+
 /* require() looks in the user's directory, then the bundled scripts, then
  * the bundled modules: a user module replaces a bundled one of that name. */
 static char *join_path(const struct mr_agent_opts *o)
@@ -39,14 +41,19 @@ struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *met
 	h->base = base;
 	h->metrics = metrics;
 	h->budget_ms = o->budget_ms ? o->budget_ms : 500;
+	h->memory_limit = (size_t)(o->script_memory_mib ? o->script_memory_mib : DEFAULT_MEMORY_MIB) << 20;
+	h->strict = o->strict != 0;
+	h->unsafe_scripts = o->unsafe_scripts != 0;
 	h->package_path = join_path(o);
 	h->scripts_dir = strdup(o->scripts_dir);
+	h->bundled_skip = o->bundled_skip ? strdup(o->bundled_skip) : NULL;
 	h->user_dir = o->user_dir ? strdup(o->user_dir) : NULL;
 	if (o->config_name && o->config_text) {
 		h->config_name = strdup(o->config_name);
 		h->config_text = strdup(o->config_text);
 	}
 	if (!h->package_path || !h->scripts_dir || (o->user_dir && !h->user_dir) ||
+	    (o->bundled_skip && !h->bundled_skip) ||
 	    (o->config_name && o->config_text && (!h->config_name || !h->config_text))) {
 		mr_script_set_free(h);
 		return NULL;
@@ -68,6 +75,7 @@ void mr_script_set_free(struct mr_script_set *h)
 	free_set(h->scripts, h->nscripts);
 	free(h->package_path);
 	free(h->scripts_dir);
+	free(h->bundled_skip);
 	free(h->user_dir);
 	free(h->config_name);
 	free(h->config_text);
@@ -109,19 +117,29 @@ static uint32_t canary_batch(struct mr_script_set *h, uint32_t stream, void *out
 	return stream == MR_STREAM_PROCESS ? 1 : 0;
 }
 
+/* Runs the new version of a script in a throwaway state on a canary batch.
+ * Its failure is the reload's: counted apart from the running version's
+ * errors, and reported once, by the reload. */
 static int try_canary(struct mr_script_set *h, const struct mr_script_entry *e, char *err, size_t errlen)
 {
 	unsigned char records[MR_SCRIPT_RECENT_MAX * MR_SCRIPT_RECORD_MAX];
 	struct mr_script *s = mr_script_load(h, e->name, e->path, 1, NULL, 0, err, errlen);
+	char why[1024];
 	int rc = s ? 0 : -1;
 
 	for (uint32_t stream = 0; s && rc == 0 && stream < MR_STREAM_COUNT; stream++) {
 		uint32_t n = canary_batch(h, stream, records);
 
 		if (n > 0 && (s->streams & (1u << stream)))
-			rc = mr_script_dispatch(s, stream, records, n, err, errlen);
+			rc = mr_script_dispatch(s, stream, records, n, why, sizeof(why));
+		if (rc != 0)
+			mr_error(err, errlen, rc, "its canary batch failed: %s", why);
 	}
 	mr_script_free(s);
+	if (rc != 0)
+		mr_script_set_count(h, "moonrover_lua_canary_failures_total",
+				    "New script versions refused at a reload (load or canary batch failed)",
+				    e->name, 1);
 	return rc;
 }
 
@@ -208,13 +226,22 @@ static int load_all(struct mr_script_set *h, const struct mr_script_list *list, 
 	return 0;
 }
 
+static struct mr_script_dirs dirs_of(const struct mr_script_set *h)
+{
+	return (struct mr_script_dirs){ .bundled = h->scripts_dir,
+					.bundled_skip = h->bundled_skip,
+					.user = h->user_dir,
+					.user_unchecked = h->unsafe_scripts };
+}
+
 int mr_script_set_reload(struct mr_script_set *h)
 {
+	struct mr_script_dirs dirs = dirs_of(h);
 	struct mr_script_list list;
 	struct mr_script **set = NULL;
 	char err[1024];
 	uint64_t t0 = mr_sys_monotonic_ns();
-	int rc = mr_script_list_read(h->scripts_dir, h->user_dir, &list, err, sizeof(err));
+	int rc = mr_script_list_read(&dirs, &list, err, sizeof(err));
 
 	for (size_t i = 0; rc == 0 && i < list.n; i++)
 		rc = try_canary(h, &list.v[i], err, sizeof(err));
@@ -235,35 +262,59 @@ int mr_script_set_reload(struct mr_script_set *h)
 	return rc == 0 ? 0 : -1;
 }
 
-int mr_script_set_start(struct mr_script_set *h)
+/* The first line of a message (a load error may carry a traceback). */
+static void first_line(char *out, size_t len, const char *msg)
 {
-	struct mr_script_list list;
-	char err[1024];
-	size_t n = 0;
-	int failed = 0;
+	snprintf(out, len, "%.*s", (int)strcspn(msg, "\n"), msg);
+}
 
-	if (mr_script_list_read(h->scripts_dir, h->user_dir, &list, err, sizeof(err)) != 0) {
-		mr_log(MR_LEVEL_ERROR, "agent", "%s", err);
+/* Loads one script at start; one that fails is kept, disabled. Returns 1
+ * when it started. */
+static int start_one(struct mr_script_set *h, const struct mr_script_entry *e, char *first_error, size_t len)
+{
+	char err[1024], why[256];
+	struct mr_script *s = mr_script_load(h, e->name, e->path, 0, NULL, 0, err, sizeof(err));
+
+	if (s) {
+		h->scripts[h->nscripts++] = s;
+		return 1;
+	}
+	mr_log(MR_LEVEL_ERROR, "agent", "script not started: %s", err);
+	first_line(why, sizeof(why), err);
+	if (!*first_error)
+		snprintf(first_error, len, "%s", why);
+	s = mr_script_failed(h, e->name, e->path, why);
+	if (s)
+		h->scripts[h->nscripts++] = s;
+	return 0;
+}
+
+int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen)
+{
+	struct mr_script_dirs dirs = dirs_of(h);
+	struct mr_script_list list;
+	char first_error[256] = "";
+	size_t started = 0, total;
+
+	if (mr_script_list_read(&dirs, &list, err, errlen) != 0) {
 		set_result(h, 0, err, 0);
 		return -1;
 	}
 	h->scripts = calloc(list.n ? list.n : 1, sizeof(*h->scripts));
-	for (size_t i = 0; h->scripts && i < list.n; i++) {
-		struct mr_script *s = mr_script_load(h, list.v[i].name, list.v[i].path, 0, NULL, 0, err,
-						     sizeof(err));
-
-		if (s) {
-			h->scripts[n++] = s;
-			continue;
-		}
-		failed++;
-		mr_log(MR_LEVEL_ERROR, "agent", "script not started: %s", err);
+	if (!h->scripts) {
+		mr_script_list_free(&list);
+		return mr_error(err, errlen, -ENOMEM, "out of memory for the scripts");
 	}
-	h->nscripts = n;
-	set_result(h, failed == 0 && h->scripts, err, 0);
-	mr_log(MR_LEVEL_INFO, "agent", "started %zu of %zu script(s)", n, list.n);
+	for (size_t i = 0; i < list.n; i++)
+		started += (size_t)start_one(h, &list.v[i], first_error, sizeof(first_error));
+	total = list.n;
 	mr_script_list_free(&list);
-	return h->scripts ? 0 : -1;
+	set_result(h, started == total, first_error, 0);
+	mr_log(MR_LEVEL_INFO, "agent", "started %zu of %zu script(s)", started, total);
+	if (h->strict && started < total)
+		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
+				first_error);
+	return 0;
 }
 
 static void remember(struct mr_script_recent *r, const unsigned char *records, uint32_t n, uint32_t size)

@@ -26,10 +26,14 @@ struct mr_script_set {
 	mr_metrics *metrics;
 	char *package_path;
 	char *scripts_dir;
+	char *bundled_skip;
 	char *user_dir;
 	char *config_name; /* what agent.config() reads, or NULL */
 	char *config_text;
 	unsigned budget_ms;
+	size_t memory_limit; /* bytes, each script's unless it sets its own */
+	int strict;
+	int unsafe_scripts;
 	struct mr_script **scripts;
 	size_t nscripts;
 	struct mr_script_recent recent[MR_STREAM_COUNT]; /* copies of recent events: the canary's input */
@@ -40,8 +44,10 @@ struct mr_script_set {
 struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics,
 					const struct mr_agent_opts *o);
 void mr_script_set_free(struct mr_script_set *h);
-/* First load: every script that loads is started; the others are reported. */
-int mr_script_set_start(struct mr_script_set *h);
+/* First load: every script that loads is started; the others are reported
+ * and kept, disabled. -1 with the reason in err when the scripts cannot be
+ * listed, or, strict, when one did not start. */
+int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen);
 /* Loads every script anew, tries each on a canary batch, and swaps the whole
  * set in only if all succeed; otherwise the running set stays. 0 or -1. */
 int mr_script_set_reload(struct mr_script_set *h);

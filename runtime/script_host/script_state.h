@@ -13,6 +13,9 @@ struct mr_script;
 /* A message handler for lua_pcall: the message with a traceback. */
 int mr_script_traceback(lua_State *L);
 
+/* Compiles the script's file (its user's files checked, see script_trust.h)
+ * onto its stack. lua_load's result; the message is on the stack. */
+int mr_script_state_load(struct mr_script *s, const char *path);
 /* Returns the state, or NULL when out of memory. */
 lua_State *mr_script_state_new(struct mr_script *s, const char *package_path, const char *imported,
 			       size_t imported_len);

@@ -15,9 +15,13 @@
 /* Global because a signal handler must reach them; main thread only. */
 static volatile sig_atomic_t in_lua;
 static volatile sig_atomic_t expired;
+static volatile sig_atomic_t aborted; /* the call must end (mr_script_watchdog_abort) */
 static sigjmp_buf *volatile jump_target;
 static timer_t timer;
 static int timer_ready;
+/* The call in progress: when it started and the budget it runs under. */
+static struct timespec call_start;
+static unsigned call_budget_ms;
 
 static void on_alarm(int sig)
 {
@@ -66,16 +70,19 @@ void mr_script_watchdog_shutdown(void)
  * that lands while the runtime has control is followed by another. */
 #define RETRY_NS 10000000L
 
+/* Fires ms after the call's start (an absolute time, so that extending a
+ * call's budget counts from its start). */
 static void arm(unsigned ms)
 {
 	struct itimerspec its;
+	long nsec = call_start.tv_nsec + (long)(ms % 1000) * 1000000L;
 
 	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = ms / 1000;
-	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	its.it_value.tv_sec = call_start.tv_sec + ms / 1000 + nsec / 1000000000L;
+	its.it_value.tv_nsec = nsec % 1000000000L;
 	its.it_interval.tv_nsec = RETRY_NS;
 	if (timer_ready)
-		timer_settime(timer, 0, &its, NULL);
+		timer_settime(timer, TIMER_ABSTIME, &its, NULL);
 }
 
 static void disarm(void)
@@ -95,10 +102,12 @@ int mr_script_watchdog_pcall(lua_State *L, int nargs, int nresults, int errfunc,
 	if (sigsetjmp(here, 1)) {
 		disarm();
 		jump_target = NULL;
-		expired = 0;
+		expired = aborted = 0;
 		return -1;
 	}
-	expired = 0;
+	expired = aborted = 0;
+	clock_gettime(CLOCK_MONOTONIC, &call_start);
+	call_budget_ms = budget_ms;
 	jump_target = &here;
 	in_lua = 1;
 	arm(budget_ms);
@@ -107,6 +116,27 @@ int mr_script_watchdog_pcall(lua_State *L, int nargs, int nresults, int errfunc,
 	disarm();
 	jump_target = NULL;
 	return rc;
+}
+
+static long long elapsed_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)(now.tv_sec - call_start.tv_sec) * 1000 +
+	       (now.tv_nsec - call_start.tv_nsec) / 1000000;
+}
+
+void mr_script_watchdog_extend(unsigned budget_ms)
+{
+	if (!jump_target || budget_ms <= call_budget_ms)
+		return;
+	call_budget_ms = budget_ms;
+	arm(budget_ms);
+	/* A signal of the old deadline was delivered by now (it is aimed at
+	 * this thread): forget it if the new one is still ahead. */
+	if (elapsed_ms() < (long long)budget_ms)
+		expired = 0;
 }
 
 void mr_script_watchdog_leave(void)
@@ -119,8 +149,32 @@ void mr_script_watchdog_enter(void)
 	if (!jump_target)
 		return;
 	in_lua = 1;
-	if (expired) {
+	if (expired || aborted) {
 		in_lua = 0;
 		siglongjmp(*jump_target, 1);
 	}
+}
+
+int mr_script_watchdog_hold(void)
+{
+	int held = in_lua;
+
+	in_lua = 0;
+	return held;
+}
+
+void mr_script_watchdog_resume(int held)
+{
+	if (held)
+		mr_script_watchdog_enter();
+}
+
+int mr_script_watchdog_abort(int held)
+{
+	if (!jump_target)
+		return 0;
+	aborted = 1;
+	if (held)
+		siglongjmp(*jump_target, 1);
+	return 1;
 }

@@ -99,7 +99,7 @@ local function literal(dir)
 end
 
 describe("Rover drop-in (end to end, stand-in OAP)", function()
-  local dir, stub, agent, workload
+  local dir, stub, agent, workload, idle
 
   before_each(function()
     dir = e2e.tmpdir()
@@ -115,6 +115,8 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
       stub = nil
     end
     e2e.kill(workload)
+    e2e.kill(idle)
+    idle = nil
     e2e.rmdir(dir)
   end)
 
@@ -329,16 +331,24 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     end
   end)
 
-  it("sends dump counts that add up to the samples taken, then frees the task's kernel objects", function()
+  it("sends dump counts that add up to each process's samples, then frees the task's kernel objects", function()
     start_all()
-    await_reported()
+    idle = spawn("sleeper")
+    await("both workloads reported", REPORTED_S, function()
+      return reported(stub, workload) and reported(stub, idle)
+    end)
     local fds_before = tonumber(sh("ls /proc/" .. agent.pid .. "/fd | wc -l"))
     local duration_s = 2
+    -- OAP sends the task once for each process of the service, all with its id
     stub:write_tasks({ task({ taskId = "spec-count", duration = duration_s }) })
-    await("task spec-count finished", CHECK_S + TICK_S + duration_s + TICK_S, function()
-      return agent:log_text():match("task spec%-count %(ON_CPU%) finished")
+    await("task spec-count finished for both processes", CHECK_S + TICK_S + duration_s + TICK_S, function()
+      local _, n = agent:log_text():gsub("task spec%-count %(ON_CPU%) finished", "")
+      return n == 2
     end)
-    local taken = 'moonrover_rover_task_samples{task="spec-count"}'
+    local function taken(process)
+      return agent:metric(string.format('moonrover_rover_task_samples{process="%s",task="spec-count"}',
+        oap_process_id("spec-service", "spec-instance", process)))
+    end
     local function sent()
       local n = 0
       for _, d in ipairs(data_of(stub, "spec-count")) do
@@ -346,12 +356,13 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
       end
       return n
     end
-    -- Its last data goes out with the next flush, then it is closed.
+    -- Their last data goes out with the next flush, then they are closed.
     local sent_all = clock.wait_for(function()
-      local total = agent:metric(taken)
-      return total and total > 0 and sent() == total
+      local busy, quiet = taken("cpu_ratio"), taken("sleeper")
+      return busy and quiet and busy > 0 and sent() == busy + quiet
     end, FLUSH_S + SLACK_S)
-    assert.is_truthy(sent_all, "sent " .. sent() .. ", taken " .. tostring(agent:metric(taken)))
+    assert.is_truthy(sent_all, "sent " .. sent() .. ", taken " .. tostring(taken("cpu_ratio")) .. " (cpu_ratio) and "
+      .. tostring(taken("sleeper")) .. " (sleeper)")
     assert.is_truthy(clock.wait_for(function()
       return tonumber(sh("ls /proc/" .. agent.pid .. "/fd | wc -l")) <= fds_before
     end, FLUSH_S + SLACK_S), "the finished task's perf events and BPF objects should be closed")

@@ -17,6 +17,14 @@ local fake_lib = setmetatable({
     ffi.copy(err, "a budget is 10 to 60000 ms, not " .. ms)
     return -22
   end,
+  mr_script_set_memory_budget = function(_, mib, err)
+    calls[#calls + 1] = { "memory", mib }
+    if mib >= 1 and mib <= 65536 then
+      return 0
+    end
+    ffi.copy(err, "a memory budget is 1 to 65536 MiB, not " .. mib)
+    return -22
+  end,
   mr_script_log = function(_, level, msg) calls[#calls + 1] = { "log", level, ffi.string(msg) } end,
   mr_script_metric = function(_, kind, name, help, labels, err)
     calls[#calls + 1] = { "metric", kind, name, help, labels }
@@ -111,8 +119,50 @@ describe("moonrover.agent", function()
   it("checks timer arguments", function()
     local agent = load_agent()
     assert.has_error(function() agent.every(0, function() end) end,
-      "the interval must be a number of seconds, at least 0.001")
-    assert.has_error(function() agent.after(1, "x") end, "the callback must be a function")
+      "every(seconds, fn): seconds must be a number, at least 0.001, not 0")
+    assert.has_error(function() agent.after(1, "x") end, "after(seconds, fn): fn must be a function, not string")
+    assert.same({}, calls)
+  end)
+
+  -- The file and line of the script's call, whatever the API does inside
+  -- (every() reaches its check through a tail call).
+  local function raised_at(fn)
+    local line = debug.getinfo(2, "l").currentline
+    local ok, err = pcall(fn)
+    assert.is_false(ok)
+    local at = err:match("^(.-:%d+): ")
+    assert.same("spec/integration/agent_api_spec.lua:" .. line, at and at:gsub("^.*/spec/", "spec/"), err)
+    return err:gsub("^.-:%d+: ", "")
+  end
+
+  it("points its errors at the script's own line", function()
+    local agent = load_agent()
+    assert.same("every(seconds, fn): fn must be a function, not nil", raised_at(function() agent.every(1, nil) end))
+    assert.same("after(seconds, fn): seconds must be a number, at least 0.001, not 0.0001",
+      raised_at(function() agent.after(0.0001, function() end) end))
+    assert.same("unknown stream 'nope' (streams: process, bench)", raised_at(function() agent.on("nope", print) end))
+    assert.same("gauge:set(v): v must be a number, not nil", raised_at(function() agent.gauge("g"):set() end))
+    metric_result = -22
+    assert.same('invalid metric name "9bad"', raised_at(function() agent.counter("9bad") end))
+  end)
+
+  it("refuses to take a counter down", function()
+    local agent = load_agent()
+    local c = agent.counter("x_total")
+    assert.same("counter:add(v): v must be a number >= 0 (counters only go up), not -1",
+      raised_at(function() c:add(-1) end))
+    assert.same("counter:add(v): v must be a number >= 0 (counters only go up), not nan",
+      raised_at(function() c:add(0 / 0) end))
+    c:add(0)
+    assert.same({ { "metric", real.lib.MR_COUNTER, "x_total", "", "" }, { "add", 7, 0 } }, calls)
+  end)
+
+  it("sets the script's own memory budget within bounds", function()
+    local agent = load_agent()
+    agent.set_memory_budget(512)
+    assert.same({ "memory", 512 }, calls[1])
+    assert.same("set_memory_budget(mib): a memory budget is 1 to 65536 MiB, not 0",
+      raised_at(function() agent.set_memory_budget(0) end))
   end)
 
   it("logs formatted lines at each level", function()

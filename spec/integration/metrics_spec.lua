@@ -111,6 +111,18 @@ describe("metrics registry", function()
       assert.equal(5, lib.mr_metrics_value(m, id))
     end)
 
+    it("takes the help text of the latest registration that gives one", function()
+      local a = series(COUNTER, "jobs_total", "Jobs run", 'q="a"')
+      lib.mr_metrics_add(m, a, 3)
+      assert.equal(a, series(COUNTER, "jobs_total", "Jobs run, by queue", 'q="a"'))
+      series(COUNTER, "jobs_total", nil, 'q="b"')
+      series(COUNTER, "jobs_total", "", 'q="c"')
+      local text = render()
+      assert.matches("# HELP jobs_total Jobs run, by queue\n", text)
+      assert.not_matches("Jobs run\n", text)
+      assert.matches('\njobs_total{q="a"} 3\n', text)
+    end)
+
     it("refuses a name used with another type, naming both", function()
       assert.is_number(series(COUNTER, "jobs_total", nil, ""))
       local id, err = series(GAUGE, "jobs_total", nil, 'x="1"')
@@ -245,6 +257,46 @@ describe("metrics registry", function()
         lib.mr_metrics_set(m, g, case[1])
         assert.equal("# TYPE g gauge\ng " .. case[2] .. "\n", render())
       end
+    end)
+
+    it("prints the shortest text that reads back as the value", function()
+      local g = series(GAUGE, "g", nil, "")
+      -- 0.00010756 itself, and the next double up (what adding two durations
+      -- of nanoseconds as seconds gives): 17 digits are its shortest.
+      for _, text in ipairs({ "0.00010756", "0.00010756000000000001", "5e-324", "1.7976931348623157e+308" }) do
+        lib.mr_metrics_set(m, g, tonumber(text))
+        assert.equal("# TYPE g gauge\ng " .. text .. "\n", render())
+      end
+    end)
+
+    it("sums without the noise of rounding: 0.1 added ten times is 1", function()
+      local c = series(COUNTER, "c_total", nil, "")
+      local g = series(GAUGE, "g", nil, "")
+      local h = series(HISTOGRAM, "h_seconds", nil, "")
+      for _ = 1, 10 do
+        lib.mr_metrics_add(m, c, 0.1)
+        lib.mr_metrics_add(m, g, 0.1)
+        lib.mr_metrics_observe(m, h, 0.1)
+      end
+      assert.equal(1, lib.mr_metrics_value(m, c))
+      assert.equal(1, lib.mr_metrics_value(m, g))
+      assert.matches("\nc_total 1\n", render())
+      assert.matches("\ng 1\n", render())
+      assert.matches("\nh_seconds_sum 1\n", render())
+      lib.mr_metrics_set(m, g, 0.3)
+      lib.mr_metrics_add(m, g, math.huge)
+      assert.matches("\ng %+Inf\n", render())
+    end)
+
+    it("sums durations given in nanoseconds exactly", function()
+      local h = series(HISTOGRAM, "batch_seconds", nil, "")
+      lib.mr_metrics_observe_ns(m, h, 1997)
+      lib.mr_metrics_observe_ns(m, h, 105563)
+      local text = render()
+      assert.matches('\nbatch_seconds_bucket{le="0.0001"} 1\n', text)
+      assert.matches('\nbatch_seconds_bucket{le="0.00025"} 2\n', text)
+      assert.matches("\nbatch_seconds_sum 0.00010756\n", text)
+      assert.matches("\nbatch_seconds_count 2\n", text)
     end)
 
     it("renders an empty registry as empty text, twice", function()

@@ -36,6 +36,12 @@ _M.options = {
     help = "events buffered per stream while the scripts are busy (beyond: dropped and counted)" },
   { name = "log-level", arg = "LEVEL", default = "info", convert = args.one_of(LEVELS),
     help = "debug, info, warn or error" },
+  { name = "script-memory", arg = "MIB", default = 128, convert = args.int_range(1, 65536),
+    help = "most memory a script's Lua state may hold before it is stopped (agent.set_memory_budget overrides)" },
+  { name = "strict",
+    help = "refuse to start when a script does not (by default broken scripts are skipped and reported)" },
+  { name = "allow-unsafe-scripts",
+    help = "run --scripts even from a directory or files others than root and the agent's user may write" },
   { name = "bench-pid", arg = "PID", default = 0, convert = args.int_range(0, 4194304),
     help = "benchmarks only: also stream the getppid() calls of PID as synthetic events (stream \"bench\")" },
 }
@@ -80,6 +86,7 @@ local function check_option(name, value)
 end
 
 -- Fills the options not given on the command line from the config file.
+-- Returns values and the loaded config, or nil and the message.
 function _M.apply_config(values, given, path)
   local cfg, err = config.load(path)
   if not cfg then
@@ -107,10 +114,20 @@ function _M.apply_config(values, given, path)
     end
     values["log-level"] = ROVER_LEVELS[level]
   end
-  return values
+  return values, cfg
 end
 
-function _M.opts_from(values)
+-- The bundled scripts that do not apply: the Rover drop-in (rover.lua) runs
+-- only with a config file that has a `core` section.
+local function bundled_skip(cfg)
+  if cfg and config.has_section(cfg, "core") then
+    return nil
+  end
+  return "rover"
+end
+
+-- cfg: the --config file, loaded, or nil.
+function _M.opts_from(values, cfg)
   local lua_dir = paths.lua_dir()
   return {
     lua_dir = lua_dir,
@@ -123,18 +140,24 @@ function _M.opts_from(values)
     queue_capacity = values.queue,
     log_level = level_number(values["log-level"]),
     bench_pid = values["bench-pid"],
+    script_memory_mib = values["script-memory"],
+    strict = values.strict and 1 or 0,
+    unsafe_scripts = values["allow-unsafe-scripts"] and 1 or 0,
+    bundled_skip = bundled_skip(cfg),
   }
 end
 
 function _M.run(values, given)
+  local cfg
   if values.config then
-    local ok, err = _M.apply_config(values, given or {}, values.config)
+    local ok, loaded = _M.apply_config(values, given or {}, values.config)
     if not ok then
-      io.stderr:write("moonrover agent: " .. err .. "\n")
+      io.stderr:write("moonrover agent: " .. loaded .. "\n")
       return 1
     end
+    cfg = loaded
   end
-  local o = _M.opts_from(values)
+  local o = _M.opts_from(values, cfg)
   local dir = o.user_dir and io.open(o.user_dir .. "/.")
   if o.user_dir and not dir then
     io.stderr:write("moonrover agent: the scripts directory " .. o.user_dir .. " does not exist\n")
@@ -145,20 +168,21 @@ function _M.run(values, given)
   end
   local c = rt.ffi.new("struct mr_agent_opts")
   -- keep the strings alive for the whole run
-  local keep = { o.lua_dir, o.scripts_dir, o.user_dir, o.http_address, o.pid_file }
+  local keep = { o.lua_dir, o.scripts_dir, o.user_dir, o.http_address, o.pid_file, o.bundled_skip }
   c.lua_dir, c.scripts_dir, c.user_dir = keep[1], keep[2], keep[3]
-  c.http_address, c.pid_file = keep[4], keep[5]
+  c.http_address, c.pid_file, c.bundled_skip = keep[4], keep[5], keep[6]
   c.budget_ms, c.batch_max, c.queue_capacity, c.log_level = o.budget_ms, o.batch_max, o.queue_capacity,
     o.log_level
   c.bench_pid = o.bench_pid
+  c.script_memory_mib, c.strict, c.unsafe_scripts = o.script_memory_mib, o.strict, o.unsafe_scripts
   if values.config then
     local fh = io.open(values.config, "rb")
-    keep[6] = fh and fh:read("*a")
+    keep[7] = fh and fh:read("*a")
     if fh then
       fh:close()
     end
-    keep[7] = values.config
-    c.config_text, c.config_name = keep[6], keep[7]
+    keep[8] = values.config
+    c.config_text, c.config_name = keep[7], keep[8]
   end
   local ok, err = rt.call(rt.lib.mr_agent_run, c)
   if not ok then

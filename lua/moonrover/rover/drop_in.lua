@@ -74,8 +74,10 @@ local function runner_factory(s, reporter, agent)
     if task.target == "NETWORK" then
       return nil, "NETWORK tasks are not supported yet"
     end
+    -- OAP sends a task once per process, all with the task's id: one series each.
+    local labels = { task = task.id, process = table.concat(task.process_ids, ",") }
     local taken = agent.gauge("moonrover_rover_task_samples", "Samples (or context switches) the kernel "
-      .. "counted for a profiling task so far", { task = task.id })
+      .. "counted for a profiling task's process so far", labels)
     return cpu_runner.new(task, pids, { frequency = frequency, on_samples = function(n) taken:set(n) end })
   end, function(id)
     return reporter:process_by_id(id)

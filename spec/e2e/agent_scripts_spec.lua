@@ -1,0 +1,258 @@
+-- End-to-end specs for what the agent does with scripts that misbehave or
+-- cannot be trusted: memory budgets (and freeing what a stopped script
+-- held), time budgets at load, scripts that do not start, canary failures,
+-- errors that point at the script's own line, --strict, and scripts others
+-- could have written.
+local e2e = require("support.e2e")
+local agent_run = require("support.agent_run")
+local write = require("support.files").write
+
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
+
+local MIB = 1024 * 1024
+
+-- A script that leaves a mark (a file) when it runs, with root's powers.
+local EVIL = [[
+local ffi = require("ffi")
+ffi.cdef("int system(const char *);")
+ffi.C.system("touch %s")
+]]
+
+-- The agent's resident memory in bytes.
+local function rss(pid)
+  local status = e2e.read_all("/proc/" .. pid .. "/status") or ""
+  local kb = tonumber(status:match("VmRSS:%s*(%d+) kB"))
+  return kb and kb * 1024
+end
+
+local function count(text, plain)
+  local n, from = 0, 1
+  while true do
+    local at = text:find(plain, from, true)
+    if not at then
+      return n
+    end
+    n, from = n + 1, at + #plain
+  end
+end
+
+-- Runs the agent in the foreground (it should refuse to start); gives up
+-- after 30 s (it is then running, which is the failure). Returns its exit
+-- code and standard error.
+local function run_refused(scripts, extra)
+  local code, _, err = e2e.run(string.format("timeout 30 %s agent --http 127.0.0.1:0 --pid-file off --scripts %s %s",
+    e2e.quote(e2e.bin), e2e.quote(scripts), extra or ""))
+  return code, err
+end
+
+describe("moonrover agent scripts (end to end)", function()
+  local dir, scripts, agent
+
+  before_each(function()
+    dir = e2e.tmpdir()
+    scripts = dir .. "/scripts"
+    os.execute("mkdir -m 755 " .. scripts)
+  end)
+
+  after_each(function()
+    if agent then
+      agent:stop()
+      agent = nil
+    end
+    e2e.rmdir(dir)
+  end)
+
+  it("stops a script past its memory budget, frees its state and shows each script's memory", function()
+    local budget_mib = 64
+    write(scripts .. "/grower.lua", [[
+local agent = require("moonrover.agent")
+agent.set_memory_budget(]] .. budget_mib .. [[)
+local kept = {}
+agent.every(0.01, function()
+  for i = 1, 1000 do kept[#kept + 1] = string.rep("x", 1000) .. #kept end
+end)
+]])
+    write(scripts .. "/steady.lua", [[
+local agent = require("moonrover.agent")
+local seen = {}
+agent.on("process", function(batch) seen[#seen + 1] = batch.n end)
+]])
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent.port, agent:log_text())
+    local peak = 0
+    local stopped = agent_run.wait_for(function()
+      peak = math.max(peak, rss(agent.pid) or 0)
+      return agent:metric('moonrover_lua_memory_exceeded_total{script="grower"}') == 1
+    end, 60)
+    assert.is_truthy(stopped, agent:log_tail())
+    -- the agent's own memory (about 30 MiB) and the budget, with room for
+    -- malloc's rounding: without a budget the script grows without end
+    assert.is_true(peak < (budget_mib + 64) * MIB, "peak RSS " .. peak)
+    assert.same(1, count(agent:log_text(),
+      "[grower] ran past its memory budget of 64 MiB: script disabled until the next successful reload"))
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_lua_memory_bytes{script="grower"}') == 0
+    end), agent:get("/metrics"))
+    assert.same(budget_mib * MIB, agent:metric('moonrover_lua_memory_budget_bytes{script="grower"}'))
+    assert.is_true(agent:metric('moonrover_lua_memory_bytes{script="steady"}') > 0)
+    assert.same(1, agent:metric('moonrover_scripts{state="disabled"}'))
+    local health = agent:get("/healthz")
+    assert.matches("scripts: 2 active, 1 disabled", health)
+    assert.matches("\n  grower: disabled: ran past its memory budget of 64 MiB\n", health, 1, true)
+    assert.matches("\n  steady: active, memory %d+%.%d of 128 MiB\n", health)
+    assert.is_true(agent:alive())
+  end)
+
+  it("frees the state of a script interrupted mid-call", function()
+    write(scripts .. "/hog.lua", [[
+local agent = require("moonrover.agent")
+agent.set_memory_budget(1024)
+local kept = {}
+for i = 1, 150000 do kept[i] = string.rep("y", 1000) .. i end
+agent.gauge("spec_hog_loaded", "1 once the hog holds its memory"):set(1)
+agent.after(0.2, function() while true do end end)
+]])
+    agent = agent_run.start(dir, scripts, "--budget-ms 3000")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_hog_loaded") == 1 end),
+      agent:log_text())
+    local holding = rss(agent.pid)
+    assert.is_true(holding > 120 * MIB, "RSS while holding " .. holding)
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_lua_interrupts_total{script="hog"}') == 1
+    end, 30), agent:log_text())
+    local freed = agent_run.wait_for(function()
+      local now = rss(agent.pid)
+      return now < holding - 100 * MIB and now
+    end)
+    assert.is_truthy(freed, "RSS " .. tostring(rss(agent.pid)) .. " after the interrupt, " .. holding .. " before")
+    assert.same(0, agent:metric('moonrover_lua_memory_bytes{script="hog"}'))
+  end)
+
+  it("lets set_budget at load extend the load", function()
+    write(scripts .. "/slow_start.lua", [[
+local agent = require("moonrover.agent")
+agent.set_budget(5000)
+local t0 = agent.now()
+while agent.now() < t0 + 0.4 do end
+agent.gauge("spec_slow_start", "1 once the slow load finished"):set(1)
+]])
+    agent = agent_run.start(dir, scripts, "--budget-ms 100")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_slow_start") == 1 end),
+      agent:log_text())
+    assert.not_matches("not started", agent:log_text())
+  end)
+
+  it("counts a script interrupted at load as disabled, naming the budget it ran under", function()
+    write(scripts .. "/stuck.lua", [[
+local agent = require("moonrover.agent")
+agent.set_budget(300)
+while true do end
+]])
+    agent = agent_run.start(dir, scripts, "--budget-ms 100")
+    assert.is_truthy(agent.port, agent:log_text())
+    assert.matches("script not started: " .. scripts:gsub("%p", "%%%0")
+      .. "/stuck%.lua: ran past its time budget of 300 ms", agent:log_text())
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric('moonrover_scripts{state="disabled"}') == 1 end),
+      agent:get("/metrics"))
+    local health = agent:get("/healthz")
+    assert.matches("scripts: 1 active, 1 disabled", health)
+    assert.matches("\n  stuck: disabled: " .. scripts .. "/stuck.lua: ran past its time budget of 300 ms\n", health, 1,
+      true)
+    assert.same(1, agent:metric('moonrover_lua_interrupts_total{script="stuck"}'))
+  end)
+
+  it("counts a canary's failure apart from the running version's errors, logs it once, marks its output", function()
+    -- The canary gets copies of recent events (or one made up): every
+    -- version logs each batch it gets; the second also fails on it.
+    local script = [[
+local agent = require("moonrover.agent")
+print("version %d loading")
+agent.on("process", function(batch)
+  agent.log.info("version %d got a batch")
+  %s
+end)
+]]
+    write(scripts .. "/watcher.lua", script:format(1, 1, ""))
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent.port, agent:log_text())
+    os.execute("true")
+    assert.is_truthy(agent_run.wait_for(function() return agent:log_text():match("version 1 got a batch") end),
+      agent:log_text())
+    write(scripts .. "/watcher.lua", script:format(2, 2, 'error("version 2 breaks")'))
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_lua_canary_failures_total{script="watcher"}') == 1
+    end), agent:log_text())
+    local log = agent:log_text()
+    assert.is_nil(agent:metric('moonrover_lua_errors_total{script="watcher"}'))
+    assert.same(1, count(log, "version 2 breaks"))
+    assert.matches("reload refused, the previous scripts keep running: its canary batch failed: [^\n]*watcher%.lua:5: "
+      .. "version 2 breaks", log)
+    assert.matches("%[watcher%] %(canary%) version 2 loading", log)
+    assert.matches("%[watcher%] %(canary%) version 2 got a batch", log)
+    assert.not_matches("%] version 2", log)
+  end)
+
+  it("points script errors at the script's line, without the agent API's frames", function()
+    write(scripts .. "/bad_timer.lua", "local agent = require('moonrover.agent')\nagent.every(1, nil)\n")
+    write(scripts .. "/bad_stream.lua", "local agent = require('moonrover.agent')\nagent.on('nope', print)\n")
+    write(scripts .. "/raiser.lua", [[
+local agent = require("moonrover.agent")
+agent.after(0.1, function()
+  agent.gauge("spec_raiser"):set("not a number")
+end)
+]])
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_lua_errors_total{script="raiser"}') == 1
+    end), agent:log_text())
+    local log = agent:log_text()
+    assert.matches("script not started: [^\n]*/bad_timer%.lua:2: "
+      .. "every%(seconds, fn%): fn must be a function, not nil\n", log)
+    assert.matches("script not started: [^\n]*/bad_stream%.lua:2: unknown stream 'nope' %(streams: process, bench%)\n",
+      log)
+    assert.matches("%[raiser%] [^\n]*/raiser%.lua:3: gauge:set%(v%): v must be a number, not string\n", log)
+    assert.not_matches("moonrover/agent%.lua", log)
+    assert.not_matches("moonrover/rt%.lua", log)
+  end)
+
+  it("refuses to start with a broken script under --strict, naming it", function()
+    write(scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
+    write(scripts .. "/broken.lua", "local x = = 1\n")
+    local code, err = run_refused(scripts, "--strict")
+    assert.same(1, code, err)
+    assert.matches("moonrover agent: %-%-strict: not starting with a broken script: [^\n]*/broken%.lua:1: ", err)
+  end)
+
+  it("refuses a scripts directory others can write, and runs it only when told to", function()
+    local marker = dir .. "/evil-ran"
+    os.execute("chown 65534:65534 " .. e2e.quote(scripts) .. " && chmod 777 " .. e2e.quote(scripts))
+    local evil = scripts .. "/evil.lua"
+    write(evil, EVIL:format(marker))
+    os.execute("chown 65534:65534 " .. e2e.quote(evil) .. " && chmod 666 " .. e2e.quote(evil))
+    local code, err = run_refused(scripts)
+    assert.same(1, code, err)
+    assert.same("moonrover agent: refusing to run scripts from " .. scripts
+      .. ": it is owned by uid 65534, not by root or the agent's user"
+      .. " (fix with chown, or allow it with --allow-unsafe-scripts)\n", err:match("[^\n]*\n$"))
+    assert.is_nil(e2e.read_all(marker))
+    agent = agent_run.start(dir, scripts, "--allow-unsafe-scripts")
+    assert.is_truthy(agent_run.wait_for(function() return e2e.read_all(marker) end), agent:log_text())
+  end)
+
+  it("skips a script file others can write in a safe directory", function()
+    local marker = dir .. "/evil-ran"
+    local evil = scripts .. "/evil.lua"
+    write(evil, EVIL:format(marker))
+    os.execute("chmod 666 " .. e2e.quote(evil))
+    write(scripts .. "/fine.lua", [[
+local agent = require("moonrover.agent")
+agent.gauge("spec_fine", "1 once loaded"):set(1)
+]])
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_fine") == 1 end), agent:log_text())
+    assert.matches("script not started: refusing to run " .. evil:gsub("%p", "%%%0")
+      .. ": it is writable by group or others %(mode 0666; fix with chmod go%-w", agent:log_text())
+    assert.is_nil(e2e.read_all(marker))
+  end)
+end)
