@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/agent_health.h"
 #include "agent/agent_stats.h"
 #include "script_host/script_set.h"
 #include "script_host/script.h"
@@ -78,8 +79,9 @@ static void set_health(const struct mr_script_set *h, mr_http *http, size_t acti
 
 	if (!http)
 		return;
-	snprintf(text, sizeof(text), "ok\nscripts: %zu active, %zu disabled\nlast reload: %s%s\n", active,
-		 disabled, h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
+	snprintf(text, sizeof(text), "%s\nscripts: %zu active, %zu disabled\nlast reload: %s%s\n",
+		 mr_agent_health_status(), active, disabled,
+		 h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
 	mr_http_set_health(http, 1, text);
 }
 

@@ -79,9 +79,11 @@ local function check_option(name, value)
   return value
 end
 
--- Fills the options not given on the command line from the config file.
-function _M.apply_config(values, given, path)
-  local cfg, err = config.load(path)
+-- Fills the options not given on the command line from the config file
+-- (its text, read once by run). Returns values, or nil and every problem of
+-- the file, one per line.
+function _M.apply_config(values, given, path, text)
+  local cfg, err = config.load_text(text, path, { checks = config.runtime_checks() })
   if not cfg then
     return nil, err
   end
@@ -126,13 +128,27 @@ function _M.opts_from(values)
   }
 end
 
-function _M.run(values, given)
-  if values.config then
-    local ok, err = _M.apply_config(values, given or {}, values.config)
-    if not ok then
-      io.stderr:write("moonrover agent: " .. err .. "\n")
-      return 1
+-- Reads and checks the config file; its text, or nil after saying every
+-- problem (nothing has been started then).
+local function read_config(values, given)
+  local text, err = config.read(values.config)
+  local ok = text ~= nil
+  if ok then
+    ok, err = _M.apply_config(values, given or {}, values.config, text)
+  end
+  if not ok then
+    for line in (err .. "\n"):gmatch("([^\n]*)\n") do
+      io.stderr:write("moonrover agent: " .. line .. "\n")
     end
+    return nil
+  end
+  return text
+end
+
+function _M.run(values, given)
+  local config_text = values.config and read_config(values, given)
+  if values.config and not config_text then
+    return 1
   end
   local o = _M.opts_from(values)
   local dir = o.user_dir and io.open(o.user_dir .. "/.")
@@ -152,12 +168,7 @@ function _M.run(values, given)
     o.log_level
   c.bench_pid = o.bench_pid
   if values.config then
-    local fh = io.open(values.config, "rb")
-    keep[6] = fh and fh:read("*a")
-    if fh then
-      fh:close()
-    end
-    keep[7] = values.config
+    keep[6], keep[7] = config_text, values.config
     c.config_text, c.config_name = keep[6], keep[7]
   end
   local ok, err = rt.call(rt.lib.mr_agent_run, c)
