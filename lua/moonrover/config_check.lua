@@ -108,7 +108,7 @@ local function scalar_ok(node, text)
     local _, port = values.host_port(text)
     return port ~= nil and port > 0
   elseif t == "listen" then
-    return text == "" or text:lower() == "off" or values.host_port(text) ~= nil
+    return text == "" or text == "off" or values.host_port(text) ~= nil
   elseif t == "layer" then
     return text:find("^[A-Z][A-Z0-9_]*$") ~= nil
   end

@@ -66,48 +66,24 @@ local FROM_CONFIG = {
   { "queue", "agent.queue", config.get_int },
 }
 
-local function check_option(name, value)
-  for _, o in ipairs(_M.options) do
-    if o.name == name and o.convert then
-      local v, err = o.convert(tostring(value))
-      if v == nil then
-        return nil, "agent." .. name:gsub("%-", "_") .. ": " .. err
-      end
-      return v
-    end
-  end
-  return value
-end
-
 -- Fills the options not given on the command line from the config file
 -- (its text, read once by run). Returns values, or nil and every problem of
--- the file, one per line.
+-- the file, one per line. The file's checks (config_schema.lua) give the
+-- agent section the options' own limits and logger.level Rover's levels.
 function _M.apply_config(values, given, path, text)
   local cfg, err = config.load_text(text, path, { checks = config.runtime_checks() })
   if not cfg then
     return nil, err
   end
-  local from_file
-  from_file, err = config.read_fields(cfg, FROM_CONFIG)
-  if not from_file then
-    return nil, path .. ": " .. err
-  end
+  local from_file = assert(config.read_fields(cfg, FROM_CONFIG))
   for _, entry in ipairs(FROM_CONFIG) do
     local name, v = entry[1], from_file[entry[1]]
     if not given[name] and v ~= nil and v ~= "" then
-      v, err = check_option(name, v)
-      if v == nil then
-        return nil, path .. ": " .. err
-      end
       values[name] = v
     end
   end
   if not given["log-level"] then
-    local level = (config.get_string(cfg, "logger.level") or "info"):lower()
-    if not ROVER_LEVELS[level] then
-      return nil, path .. ": logger.level: \"" .. level .. "\" is not a log level"
-    end
-    values["log-level"] = ROVER_LEVELS[level]
+    values["log-level"] = ROVER_LEVELS[config.get_string(cfg, "logger.level"):lower()]
   end
   return values
 end
