@@ -1,13 +1,17 @@
 -- config.lua - moonrover's configuration: Rover's rover_configs.yaml (same keys,
 -- same ${ENV:default} overrides, case-insensitive keys) plus moonrover's own
--- `agent` section, merged over built-in defaults, and typed accessors that
+-- `agent` section, every key checked (config_check.lua, against
+-- config_schema.lua), merged over built-in defaults, and typed accessors that
 -- convert the string values the way Rover's viper + mapstructure weak typing do.
 --
--- Error style: no function here raises. load and every accessor return the
--- value, or nil and a message. An accessor returns its `default` argument when
--- the key is absent or null (so nil without a message means "absent, no
--- default"). Keys are dotted paths ("core.backend.addr"), matched without
--- regard to case; a number selects a list item ("...analyzers.1.layer").
+-- Error style: no function here raises. read, load and load_text return the
+-- value, or nil and a message (for a file with problems: every problem, one
+-- per line). Every accessor returns the value, or nil and a message, and its
+-- `default` argument when the key is absent or null (so nil without a message
+-- means "absent, no default"). Keys are dotted paths ("core.backend.addr"),
+-- matched without regard to case; a number selects a list item
+-- ("...analyzers.1.layer"). Only read, load and runtime_checks use the
+-- runtime (rt); the rest is pure.
 local check = require("moonrover.config_check")
 local rt = require("moonrover.rt")
 local values = require("moonrover.config_values")
