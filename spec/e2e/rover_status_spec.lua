@@ -197,7 +197,7 @@ describe("the Rover drop-in's status (end to end, stand-in OAP)", function()
         assert.matches("no process matches %(process_discovery%.scanner%.mode is AGENT_SENSOR, which moonrover does "
           .. "not implement", log)
       end
-      assert.not_matches("error", log)
+      assert.not_matches(" error %[", log)
     end)
   end
 end)
