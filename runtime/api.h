@@ -109,6 +109,14 @@ const struct mr_sample *mr_profile_samples(const mr_profile *p);
 const uint32_t *mr_profile_stack_frames(const mr_profile *p);
 const struct mr_frame *mr_profile_frames(const mr_profile *p);
 
+/* ------------------------------------------------------------------- files */
+
+/* Reads the file a user named (the --config file) whole, opening it once,
+ * into buf: only a regular file (links followed) of at most cap bytes. A
+ * FIFO, device or directory is refused without blocking. Returns the
+ * length read (buf is not NUL-terminated). */
+int64_t mr_text_file_read(const char *path, char *buf, size_t cap, char *err, size_t errlen);
+
 /* ----------------------------------------------------------------- outputs */
 
 /* An output file (runtime/base/output_file.c): written into a new temporary
@@ -226,6 +234,13 @@ int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen);
 /* Sends SIGHUP (reload) to the agent whose pid is in pid_file, after
  * checking that it is a running moonrover. Returns its pid. */
 int32_t mr_agent_reload(const char *pid_file, char *err, size_t errlen);
+/* The first line of /healthz becomes "degraded: WHAT since TIME (DETAIL)"
+ * (TIME in UTC; DETAIL may be NULL or "") until mr_agent_health_restore
+ * makes it "ok" again. A degraded agent still answers 200: it runs, and a
+ * restart would not mend what is degraded (OAP being unreachable, say). */
+int mr_agent_health_degrade(const char *what, double since_epoch_ms, const char *detail, char *err,
+			    size_t errlen);
+void mr_agent_health_restore(void);
 
 /* ---------------------------------------------------------------- scripts */
 

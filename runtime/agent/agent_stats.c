@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agent_health.h"
 #include "agent/agent_stats.h"
 #include "script_host/script_set.h"
 #include "script_host/script.h"
@@ -101,7 +102,7 @@ static void set_health(const struct mr_script_set *h, mr_http *http, size_t acti
 	f = open_memstream(&text, &len);
 	if (!f)
 		return; /* out of memory: the last text stays */
-	fprintf(f, "ok\nscripts: %zu active, %zu disabled\n", active, disabled);
+	fprintf(f, "%s\nscripts: %zu active, %zu disabled\n", mr_agent_health_status(), active, disabled);
 	describe_scripts(f, h);
 	fprintf(f, "last reload: %s%s\n",
 		h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);

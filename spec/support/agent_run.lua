@@ -12,13 +12,16 @@ Agent.__index = Agent
 -- 10); returns that value or nil. See clock.wait_for.
 _M.wait_for = clock.wait_for
 
-function _M.start(dir, scripts, extra)
+-- Starts the agent with its files in dir and scripts as --scripts; extra:
+-- more options (shell words); env: optional NAME=value words for its
+-- environment.
+function _M.start(dir, scripts, extra, env)
   local self = setmetatable({ dir = dir, log = dir .. "/agent.log", pid_file = dir .. "/agent.pid",
     exit_file = dir .. "/agent.exit" }, Agent)
   local cmd = string.format(
-    "(%s agent --http 127.0.0.1:0 --pid-file %s --scripts %s %s >%s 2>&1; echo $? >%s) >/dev/null 2>&1 &",
-    e2e.quote(e2e.bin), e2e.quote(self.pid_file), e2e.quote(scripts), extra or "", e2e.quote(self.log),
-    e2e.quote(self.exit_file))
+    "(%s%s agent --http 127.0.0.1:0 --pid-file %s --scripts %s %s >%s 2>&1; echo $? >%s) >/dev/null 2>&1 &",
+    env and "env " .. env .. " " or "", e2e.quote(e2e.bin), e2e.quote(self.pid_file), e2e.quote(scripts), extra or "",
+    e2e.quote(self.log), e2e.quote(self.exit_file))
   os.execute(cmd)
   self.pid = _M.wait_for(function() return tonumber(e2e.read_all(self.pid_file) or "") end)
   self.port = _M.wait_for(function()

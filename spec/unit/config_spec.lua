@@ -1,34 +1,48 @@
 -- Specs for configuration loading: Rover's override rule, case-insensitive
--- keys, known sections, merge over defaults, typed accessors, the shipped file.
+-- keys, every key checked at every depth with every problem reported at
+-- once, merge over defaults, typed accessors, the shipped file and the files
+-- of every Rover release. (Reading files is the runtime's: see
+-- spec/integration/config_file_spec.lua.)
 local config = require("moonrover.config")
+local read = require("support.files").read
 local yaml = require("moonrover.lib.yaml")
 
 local ROOT = (debug.getinfo(1, "S").source:match("^@(.*)spec/unit/[^/]*$") or "")
 local SHIPPED = ROOT .. "configs/rover_configs.yaml"
-
-local temp_files = {}
-
-local function write_temp(text)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-  temp_files[#temp_files + 1] = path
-  return path
-end
+local RELEASES = ROOT .. "spec/fixtures/rover_configs/"
 
 local function env(vars)
   return { getenv = function(name) return vars[name] end }
 end
 
-local function load_text(text, vars)
-  return config.load(write_temp(text), env(vars or {}))
+local function load_text(text, vars, checks)
+  local opts = env(vars or {})
+  opts.checks = checks
+  return config.load_text(text, "rover.yaml", opts)
 end
 
 local function load_ok(text, vars)
   local cfg, err = load_text(text, vars)
   assert.is_nil(err)
   return cfg
+end
+
+-- The problems load_text reports for text, as a list of lines.
+local function problems(text, vars, checks)
+  local cfg, err = load_text(text, vars, checks)
+  assert.is_nil(cfg, "expected problems with:\n" .. text)
+  local lines = {}
+  for line in (err .. "\n"):gmatch("([^\n]*)\n") do
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+-- The one problem of text.
+local function problem(text, vars, checks)
+  local lines = problems(text, vars, checks)
+  assert.equal(1, #lines, table.concat(lines, "\n"))
+  return lines[1]
 end
 
 -- every leaf of t as path -> value
@@ -45,14 +59,7 @@ local function leaves(t, prefix, out)
   return out
 end
 
-after_each(function()
-  for _, path in ipairs(temp_files) do
-    os.remove(path)
-  end
-  temp_files = {}
-end)
-
-describe("config.load", function()
+describe("config.load_text", function()
   it("merges a partial file over the defaults", function()
     local cfg = load_ok("core:\n  backend:\n    addr: oap:11800\n")
     local expected = config.defaults()
@@ -70,51 +77,38 @@ describe("config.load", function()
     assert.same("true", cfg.process_discovery.kubernetes.active)
   end)
 
-  it("keeps unknown nested keys, as mapstructure ignores them", function()
-    local cfg = load_ok("process_discovery:\n  scanner:\n    period: 1s\n")
-    assert.same("1s", config.get_string(cfg, "process_discovery.scanner.period"))
-  end)
-
   it("lowercases every key, in lists too", function()
-    local cfg = load_ok("Core:\n  Backend:\n    enable_TLS: true\nagent:\n  X:\n    - Name: a\n")
+    local cfg = load_ok("Core:\n  Backend:\n    enable_TLS: true\nprocess_discovery:\n  scanner:\n    regex:\n"
+      .. "      - Match_Cmd: a\n        Service_Name: b\n")
     assert.same("true", cfg.core.backend.enable_tls)
     assert.is_nil(cfg.core.backend.enable_TLS)
-    assert.same({ { name = "a" } }, cfg.agent.x)
+    assert.same({ { match_cmd = "a", service_name = "b" } }, cfg.process_discovery.scanner.regex)
   end)
 
   it("rejects keys that differ only in case", function()
-    local _, err = load_text("core:\n  backend:\n    enable_TLS: true\n    enable_tls: false\n")
-    assert.matches('key "core.backend.enable_tls" is given twice', err, 1, true)
+    assert.equal('rover.yaml: core.backend.enable_tls is given twice (as "enable_TLS" and "enable_tls"): '
+      .. "expected one of them (keys are case-insensitive)",
+      problem("core:\n  backend:\n    enable_TLS: true\n    enable_tls: false\n"))
   end)
 
-  it("rejects an unknown top-level key, naming it and the file", function()
-    local path = write_temp("profilng:\n  active: true\n")
-    local _, err = config.load(path, env({}))
-    assert.equal('unknown top-level key "profilng" in ' .. path ..
-      " (known: agent, access_log, core, logger, pprof, process_discovery, profiling)", err)
+  it("rejects an unknown top-level key, naming it, its value and the sections", function()
+    assert.equal('rover.yaml: profilng: unknown key (its value: a mapping {active: true}); the top level has '
+      .. "access_log, agent, core, logger, pprof, process_discovery, profiling", problem("profilng:\n  active: true\n"))
   end)
 
-  it("rejects a scalar where a section is expected", function()
-    local path = write_temp("core:\n  backend: oap:11800\n")
-    local _, err = config.load(path, env({}))
-    assert.equal(path .. ": core.backend must be a mapping", err)
+  it("rejects a single value where a section is expected", function()
+    assert.equal('rover.yaml: core.backend is "oap:11800": expected a mapping with the keys addr, authentication, '
+      .. "ca_pem_path, check_period, client_key_path, client_pem_path, enable_tls, insecure_skip_verify",
+      problem("core:\n  backend: oap:11800\n"))
   end)
 
   it("rejects a top level that is not a mapping", function()
-    local path = write_temp("- a\n")
-    local _, err = config.load(path, env({}))
-    assert.equal(path .. ": the top level must be a mapping of modules", err)
+    assert.equal("rover.yaml: the top level is a list [a]: expected a mapping of sections (agent, access_log, core, "
+      .. "logger, pprof, process_discovery, profiling)", problem("- a\n"))
   end)
 
   it("passes YAML errors through with the file and line", function()
-    local path = write_temp("core:\n  a: 1\n  a: 2\n")
-    local _, err = config.load(path, env({}))
-    assert.equal(path .. ':3: duplicate key "a" (first at line 2)', err)
-  end)
-
-  it("reports a file it cannot read", function()
-    local _, err = config.load("/nonexistent/rover.yaml")
-    assert.equal("cannot read /nonexistent/rover.yaml: No such file or directory", err)
+    assert.equal('rover.yaml:3: duplicate key "a" (first at line 2)', problem("core:\n  a: 1\n  a: 2\n"))
   end)
 
   it("tells which sections the file had", function()
@@ -126,7 +120,7 @@ describe("config.load", function()
   end)
 end)
 
-describe("config.load environment overrides", function()
+describe("config.load_text environment overrides", function()
   it("uses the variable when set and not empty", function()
     local cfg = load_ok("core:\n  backend:\n    addr: ${ROVER_BACKEND_ADDR:localhost:11800}\n",
       { ROVER_BACKEND_ADDR = "oap.example:11800" })
@@ -141,47 +135,242 @@ describe("config.load environment overrides", function()
   end)
 
   it("takes the default greedily up to the last brace", function()
-    local cfg = load_ok("agent:\n  t: ${T:{{.Pod.Name}}.{{.Pod.Namespace}}}\n")
-    assert.same("{{.Pod.Name}}.{{.Pod.Namespace}}", cfg.agent.t)
+    local cfg = load_ok("core:\n  cluster_name: ${T:{{.Pod.Name}}.{{.Pod.Namespace}}}\n")
+    assert.same("{{.Pod.Name}}.{{.Pod.Namespace}}", cfg.core.cluster_name)
   end)
 
-  it("leaves partial matches and lowercase names untouched", function()
-    local cfg = load_ok("agent:\n  a: x${A:b}\n  b: ${A:b}y\n  c: ${a:b}\n  d: ${A}\n",
-      { A = "set", a = "set" })
-    assert.same({ a = "x${A:b}", b = "${A:b}y", c = "${a:b}", d = "${A}" },
-      { a = cfg.agent.a, b = cfg.agent.b, c = cfg.agent.c, d = cfg.agent.d })
+  it("leaves a value that only contains an override untouched", function()
+    local cfg = load_ok("core:\n  cluster_name: x${A:b}\n", { A = "set" })
+    assert.same("x${A:b}", cfg.core.cluster_name)
+  end)
+
+  it("refuses a value that starts like an override but is not one", function()
+    local expected = "a value, or a whole ${NAME:default} override (NAME in capitals, digits and _; the default may "
+      .. "be empty)"
+    for _, text in ipairs({ "${ROVER_BACKEND_ADDR", "${a:b}", "${A}", "${A:b}y" }) do
+      assert.equal(string.format('rover.yaml: core.backend.addr is "%s": expected %s', text, expected),
+        problem("core:\n  backend:\n    addr: '" .. text .. "'\n", { A = "set", a = "set" }))
+    end
   end)
 
   it("applies to strings inside lists and mappings in lists", function()
-    local cfg = load_ok("agent:\n  l:\n    - ${A:one}\n    - k: ${B:two}\n"
-      .. "      m: ['${A:x}', \"${C:three}\"]\n",
-      { A = "env-a" })
-    assert.same({ "env-a", { k = "two", m = { "env-a", "three" } } }, cfg.agent.l)
+    local cfg = load_ok("process_discovery:\n  kubernetes:\n    analyzers:\n"
+      .. "      - filters: [ '${A:x}', \"${C:three}\" ]\n"
+      .. "        layer: ${B:GENERAL}\n", { A = "env-a" })
+    assert.same({ { filters = { "env-a", "three" }, layer = "GENERAL" } }, cfg.process_discovery.kubernetes.analyzers)
   end)
 
   it("looks variables up with os.getenv by default", function()
-    local path = write_temp("agent:\n  home: ${HOME:none}\n")
-    local cfg = assert(config.load(path))
-    assert.same(os.getenv("HOME") or "none", cfg.agent.home)
+    local cfg = assert(config.load_text("agent:\n  scripts: ${HOME:none}\n", "rover.yaml"))
+    assert.same(os.getenv("HOME") or "none", cfg.agent.scripts)
+  end)
+end)
+
+describe("config.load_text checks every key", function()
+  it("refuses the values of a broken core section that used to start without the Rover module", function()
+    local cases = {
+      { "process_discovery:\n  heartbeat_period: soon\n", 'process_discovery.heartbeat_period is "soon": '
+        .. "expected a duration of at least 1s (such as 20s, 9ms or 1m30s)" },
+      { "process_discovery:\n  heartbeat_period: 20 seconds\n", 'process_discovery.heartbeat_period is '
+        .. '"20 seconds": expected a duration of at least 1s (such as 20s, 9ms or 1m30s)' },
+      { "process_discovery:\n  heartbeat_period: -20s\n", 'process_discovery.heartbeat_period is "-20s": '
+        .. "expected a duration of at least 1s (such as 20s, 9ms or 1m30s)" },
+      { "process_discovery:\n  heartbeat_period: 0s\n", 'process_discovery.heartbeat_period is "0s": '
+        .. "expected a duration of at least 1s (such as 20s, 9ms or 1m30s)" },
+      { "profiling:\n  check_interval: -1s\n", 'profiling.check_interval is "-1s": expected a duration of at '
+        .. "least 1s (such as 20s, 9ms or 1m30s)" },
+      { "core:\n  backend:\n    enable_TLS: maybe\n", 'core.backend.enable_tls is "maybe": expected true or false' },
+      { "core:\n  backend:\n    addr: [1,2]\n", "core.backend.addr is a list [1, 2]: expected host:port with a "
+        .. "port from 1 to 65535 (a single value)" },
+      { "process_discovery:\n  properties_report_period: 0\n", 'process_discovery.properties_report_period is '
+        .. '"0": expected a whole number of at least 1' },
+    }
+    for _, case in ipairs(cases) do
+      assert.equal("rover.yaml: " .. case[2], problem(case[1]))
+    end
+  end)
+
+  it("refuses unknown keys and bad values at every depth", function()
+    local cases = {
+      { "core:\n  bogus_key: 1\n", 'core.bogus_key: unknown key (its value: "1"); core has backend, cluster_name' },
+      { "access_log: {active: banana}\n", 'access_log.active is "banana": expected true or false' },
+      { "pprof: {port: lots}\n", 'pprof.port is "lots": expected a whole number from 0 to 65535' },
+      { "profiling:\n  continuous:\n    fetch_interval: never\n", 'profiling.continuous.fetch_interval is '
+        .. '"never": expected a duration of at least 1ms (such as 20s, 9ms or 1m30s)' },
+      { "access_log:\n  connection_analyze:\n    per_cpu_buffer: -200KB\n", "access_log.connection_analyze."
+        .. 'per_cpu_buffer is "-200KB": expected a size of at least 1 byte (such as 400KB or 1MiB)' },
+      { "profiling:\n  task:\n    on_cpu:\n      dump_period: -9ms\n", 'profiling.task.on_cpu.dump_period is '
+        .. '"-9ms": expected a duration from 1ms to 1s (such as 20s, 9ms or 1m30s)' },
+      { "profiling:\n  task:\n    on_cpu:\n      dump_period: 1ns\n", 'profiling.task.on_cpu.dump_period is '
+        .. '"1ns": expected a duration from 1ms to 1s (such as 20s, 9ms or 1m30s)' },
+      { "process_discovery:\n  scanner:\n    regex:\n      - match_cmd: java\n        service_name: s\n"
+        .. "        sevice_name: t\n", 'process_discovery.scanner.regex[1].sevice_name: unknown key (its value: '
+        .. '"t"); process_discovery.scanner.regex[1] has instance_name, labels, layer, match_cmd, process_name, '
+        .. "service_name" },
+      { "process_discovery:\n  kubernetes:\n    analyzers:\n      - filters: {a: b}\n", "process_discovery."
+        .. "kubernetes.analyzers[1].filters is a mapping {a: b}: expected a list" },
+      { "process_discovery:\n  scanner:\n    regex:\n      - match_cmd: java\n        service_name: s\n"
+        .. "        layer: os_linux\n", 'process_discovery.scanner.regex[1].layer is "os_linux": expected an OAP '
+        .. "layer name in capitals (such as OS_LINUX or GENERAL)" },
+      { "agent:\n  budget_ms: 5\n", 'agent.budget_ms is "5": expected a whole number from 10 to 60000' },
+      { "agent:\n  http: localhost\n", 'agent.http is "localhost": expected host:port (port 0: any free one), '
+        .. "or off" },
+      { "logger:\n  level: LOUD\n", 'logger.level is "LOUD": expected one of trace, debug, info, warn, warning, '
+        .. "error, fatal, panic" },
+    }
+    for _, case in ipairs(cases) do
+      assert.equal("rover.yaml: " .. case[2], problem(case[1]))
+    end
+  end)
+
+  it("reports every problem at once, each on its own line", function()
+    local lines = problems("core:\n  bogus_key: x\n  backend:\n    enable_TLS: maybe\n    addr: ${ROVER_BACKEND_ADDR\n"
+      .. "access_log: {active: banana}\npprof: {port: lots}\nprofiling:\n  task:\n    on_cpu:\n"
+      .. "      dump_period: 1ns\n")
+    assert.equal(6, #lines)
+    local keys = {}
+    for i, line in ipairs(lines) do
+      keys[i] = line:match("^rover%.yaml: ([%w_.]+)")
+    end
+    assert.same({ "access_log.active", "core.backend.addr", "core.backend.enable_tls", "core.bogus_key", "pprof.port",
+      "profiling.task.on_cpu.dump_period" }, keys)
+  end)
+
+  it("lists the first problems of a hostile file and counts the rest", function()
+    local text = { "agent:" }
+    for i = 1, 1000 do
+      text[#text + 1] = string.format("  k%d: v", i)
+    end
+    local lines = problems(table.concat(text, "\n") .. "\n")
+    assert.equal(51, #lines)
+    assert.equal("rover.yaml: ... and 950 more problem(s)", lines[51])
+  end)
+
+  it("shows a long value cut, with its length", function()
+    local long = string.rep("x", 5000)
+    assert.equal('rover.yaml: core.backend.addr is "' .. string.rep("x", 60) .. '..." (5000 bytes): expected '
+      .. "host:port with a port from 1 to 65535", problem("core:\n  backend:\n    addr: " .. long .. "\n"))
+  end)
+
+  it("checks the scanner's rules in REGEX mode (the default), as Rover does", function()
+    local checks = { regex = function(p)
+      if p:find("(", 1, true) and not p:find(")", 1, true) then
+        return nil, "parentheses not balanced"
+      end
+      return true
+    end }
+    local lines = problems("process_discovery:\n  scanner:\n    regex:\n      - match_cmd: ''\n"
+      .. "      - match_cmd: 'java ('\n        service_name: s\n        process_name: '{{.Process.Nope}}'\n",
+      nil, checks)
+    assert.same({
+      'rover.yaml: process_discovery.scanner.regex[1].match_cmd is "": expected a regular expression matching '
+        .. "command lines (REGEX mode)",
+      "rover.yaml: process_discovery.scanner.regex[1].service_name is missing: expected a service name or template "
+        .. "(REGEX mode)",
+      'rover.yaml: process_discovery.scanner.regex[2].match_cmd is "java (": expected a POSIX extended regular '
+        .. "expression (parentheses not balanced)",
+      'rover.yaml: process_discovery.scanner.regex[2].process_name is "{{.Process.Nope}}": expected a naming '
+        .. "template (unknown placeholder {{.Process.Nope}})",
+    }, lines)
+  end)
+
+  it("leaves the rules alone in AGENT_SENSOR mode, where Rover does not read them", function()
+    assert.is_truthy(load_ok("process_discovery:\n  scanner:\n    mode: AGENT_SENSOR\n    regex:\n"
+      .. "      - match_cmd: ''\n        service_name: ''\n"))
+  end)
+
+  it("checks TLS files only with TLS on, and asks for certificate and key together", function()
+    local asked = {}
+    local checks = { file = function(path)
+      asked[#asked + 1] = path
+      return path == "/ok.pem" or nil, "No such file or directory"
+    end }
+    assert.is_truthy(load_text("core:\n  backend:\n    ca_pem_path: /missing.pem\n", nil, checks))
+    assert.same({}, asked)
+    assert.same({
+      'rover.yaml: core.backend.client_key_path is "": expected a file: a client certificate needs both '
+        .. "client_pem_path and client_key_path",
+      'rover.yaml: core.backend.ca_pem_path is "/missing.pem": expected a readable PEM file with TLS on (No such '
+        .. "file or directory)",
+    }, problems("core:\n  backend:\n    enable_TLS: true\n    ca_pem_path: /missing.pem\n"
+      .. "    client_pem_path: /ok.pem\n", nil, checks))
+    assert.is_truthy(load_text("core:\n  backend:\n    enable_TLS: true\n    insecure_skip_verify: true\n"
+      .. "    ca_pem_path: /missing.pem\n", nil, checks))
+  end)
+end)
+
+describe("the configs/rover_configs.yaml of every Rover release", function()
+  local RELEASE_NOTICES = {
+    ["0.3"] = { "core.backend.check_period", "process_discovery.kubernetes",
+      "process_discovery.scanner.agent.process_status_refresh_period",
+      "process_discovery.scanner.mode", "process_discovery.scanner.period", "profiling.task.network" },
+    ["0.6"] = { "access_log", "core.backend.check_period", "process_discovery.kubernetes", "profiling.continuous",
+      "profiling.task.network" },
+    ["main"] = { "access_log", "core.backend.check_period", "pprof", "process_discovery.kubernetes",
+      "profiling.continuous", "profiling.task.network" },
+  }
+  RELEASE_NOTICES["0.4"] = RELEASE_NOTICES["0.3"]
+  RELEASE_NOTICES["0.5"] = { "core.backend.check_period", "process_discovery.kubernetes",
+    "process_discovery.scanner.agent.process_status_refresh_period", "process_discovery.scanner.mode",
+    "process_discovery.scanner.period",
+    "profiling.continuous", "profiling.task.network" }
+  RELEASE_NOTICES["0.7"] = RELEASE_NOTICES["main"]
+
+  for _, release in ipairs({ "0.3", "0.4", "0.5", "0.6", "0.7", "main" }) do
+    it("loads Rover " .. release .. "'s file, with one notice per group of keys moonrover does not act on", function()
+      local path = RELEASES .. "rover-" .. release .. ".yaml"
+      local cfg, err = config.load_text(assert(read(path)), path, env({}))
+      assert.is_nil(err)
+      local subjects = {}
+      for i, notice in ipairs(config.notices(cfg)) do
+        assert.matches(" read and checked but not acted on: ", notice, 1, true)
+        assert.not_matches("\n", notice)
+        subjects[i] = notice:match("^([%w_.]+)")
+      end
+      assert.same(RELEASE_NOTICES[release], subjects)
+    end)
+  end
+
+  it("names every key not acted on in its notice", function()
+    local cfg = assert(config.load_text(assert(read(RELEASES .. "rover-0.7.yaml")), "rover-0.7.yaml", env({})))
+    assert.same("access_log: active, exclude_cluster, exclude_namespaces, flush.max_count, flush.period, "
+      .. "protocol_analyze.parallels, protocol_analyze.per_cpu_buffer, protocol_analyze.queue_size are read and "
+      .. "checked but not acted on: no access log module yet", config.notices(cfg)[1])
+  end)
+
+  it("takes Rover 0.5's scanner in REGEX mode from the environment, rules checked", function()
+    local path = RELEASES .. "rover-0.5.yaml"
+    local cfg = assert(config.load_text(assert(read(path)), path, env({
+      ROVER_PROCESS_DISCOVERY_SCAN_MODE = "REGEX",
+      ROVER_PROCESS_DISCOVERY_REGEX_SCANNER_MATCH_CMD = "java .*orders",
+      ROVER_PROCESS_DISCOVERY_REGEX_SCANNER_SERVICE_NAME = "orders" })))
+    assert.same("java .*orders", config.get_string(cfg, "process_discovery.scanner.regex.1.match_cmd"))
+    local _, err = config.load_text(assert(read(path)), path, env({ ROVER_PROCESS_DISCOVERY_SCAN_MODE = "REGEX" }))
+    assert.matches("regex%[1%]%.match_cmd is \"\": expected a regular expression", err)
   end)
 end)
 
 describe("the shipped configs/rover_configs.yaml", function()
   it("equals the built-in defaults when no variable is set", function()
-    local cfg, err = config.load(SHIPPED, env({}))
+    local cfg, err = config.load_text(assert(read(SHIPPED)), SHIPPED, env({}))
     assert.is_nil(err)
     assert.same(config.defaults(), cfg)
+    assert.equal(6, #config.notices(cfg))
   end)
 
   it("takes an override of one key from the environment", function()
-    local cfg = assert(config.load(SHIPPED, env({ ROVER_BACKEND_ADDR = "oap:11800" })))
+    local cfg = assert(config.load_text(assert(read(SHIPPED)), SHIPPED, env({ ROVER_BACKEND_ADDR = "oap:11800" })))
     local expected = config.defaults()
     expected.core.backend.addr = "oap:11800"
     assert.same(expected, cfg)
   end)
 
   it("makes every value overridable by Rover's variable names", function()
-    local cfg = assert(config.load(SHIPPED, { getenv = function(name) return "$" .. name end }))
+    -- the variable each value names, by lowercased key path
+    local named = {}
+    for path, value in pairs(leaves(assert(yaml.parse(assert(read(SHIPPED)))))) do
+      named[path:lower()] = "$" .. (value:match("^%${([_A-Z0-9]+):.*}$") or "(no variable) " .. value)
+    end
     local P = "process_discovery.kubernetes.analyzers."
     local A = "ROVER_PROCESS_DISCOVERY_KUBERNETES_ANALYZER_"
     local expected = {
@@ -272,7 +461,7 @@ describe("the shipped configs/rover_configs.yaml", function()
     for path, name in pairs(expected) do
       expected[path] = "$" .. name
     end
-    assert.same(expected, leaves(cfg))
+    assert.same(expected, named)
   end)
 
   it("has the same keys as the defaults", function()
@@ -281,7 +470,7 @@ describe("the shipped configs/rover_configs.yaml", function()
       keys[path] = true
     end
     local shipped = {}
-    for path in pairs(leaves(assert(config.load(SHIPPED, env({}))))) do
+    for path in pairs(leaves(assert(config.load_text(assert(read(SHIPPED)), SHIPPED, env({}))))) do
       shipped[path] = true
     end
     assert.same(keys, shipped)
@@ -428,7 +617,7 @@ describe("config accessors", function()
   end)
 
   it("types every default of the shipped file", function()
-    local c = assert(config.load(SHIPPED, env({})))
+    local c = assert(config.load_text(assert(read(SHIPPED)), SHIPPED, env({})))
     assert.same(false, config.get_bool(c, "core.backend.enable_TLS"))
     assert.same(5, config.get_int(c, "core.backend.check_period"))
     assert.same(20, config.get_duration(c, "process_discovery.heartbeat_period"))

@@ -72,47 +72,24 @@ local FROM_CONFIG = {
   { "queue", "agent.queue", config.get_int },
 }
 
-local function check_option(name, value)
-  for _, o in ipairs(_M.options) do
-    if o.name == name and o.convert then
-      local v, err = o.convert(tostring(value))
-      if v == nil then
-        return nil, "agent." .. name:gsub("%-", "_") .. ": " .. err
-      end
-      return v
-    end
-  end
-  return value
-end
-
--- Fills the options not given on the command line from the config file.
--- Returns values and the loaded config, or nil and the message.
-function _M.apply_config(values, given, path)
-  local cfg, err = config.load(path)
+-- Fills the options not given on the command line from the config file
+-- (its text, read once by run). Returns values and the loaded config, or nil and every problem of
+-- the file, one per line. The file's checks (config_schema.lua) give the
+-- agent section the options' own limits and logger.level Rover's levels.
+function _M.apply_config(values, given, path, text)
+  local cfg, err = config.load_text(text, path, { checks = config.runtime_checks() })
   if not cfg then
     return nil, err
   end
-  local from_file
-  from_file, err = config.read_fields(cfg, FROM_CONFIG)
-  if not from_file then
-    return nil, path .. ": " .. err
-  end
+  local from_file = assert(config.read_fields(cfg, FROM_CONFIG))
   for _, entry in ipairs(FROM_CONFIG) do
     local name, v = entry[1], from_file[entry[1]]
     if not given[name] and v ~= nil and v ~= "" then
-      v, err = check_option(name, v)
-      if v == nil then
-        return nil, path .. ": " .. err
-      end
       values[name] = v
     end
   end
   if not given["log-level"] then
-    local level = (config.get_string(cfg, "logger.level") or "info"):lower()
-    if not ROVER_LEVELS[level] then
-      return nil, path .. ": logger.level: \"" .. level .. "\" is not a log level"
-    end
-    values["log-level"] = ROVER_LEVELS[level]
+    values["log-level"] = ROVER_LEVELS[config.get_string(cfg, "logger.level"):lower()]
   end
   return values, cfg
 end
@@ -147,15 +124,31 @@ function _M.opts_from(values, cfg)
   }
 end
 
+-- Reads and checks the config file; its text and the loaded config, or nil
+-- after saying every problem (nothing has been started then).
+local function read_config(values, given)
+  local text, err = config.read(values.config)
+  local ok, cfg = text ~= nil, nil
+  if ok then
+    ok, err = _M.apply_config(values, given or {}, values.config, text)
+    cfg = ok and err
+  end
+  if not ok then
+    for line in (err .. "\n"):gmatch("([^\n]*)\n") do
+      io.stderr:write("moonrover agent: " .. line .. "\n")
+    end
+    return nil
+  end
+  return text, cfg
+end
+
 function _M.run(values, given)
-  local cfg
+  local config_text, cfg
   if values.config then
-    local ok, loaded = _M.apply_config(values, given or {}, values.config)
-    if not ok then
-      io.stderr:write("moonrover agent: " .. loaded .. "\n")
+    config_text, cfg = read_config(values, given)
+    if not config_text then
       return 1
     end
-    cfg = loaded
   end
   local o = _M.opts_from(values, cfg)
   local dir = o.user_dir and io.open(o.user_dir .. "/.")
@@ -176,12 +169,7 @@ function _M.run(values, given)
   c.bench_pid = o.bench_pid
   c.script_memory_mib, c.strict, c.unsafe_scripts = o.script_memory_mib, o.strict, o.unsafe_scripts
   if values.config then
-    local fh = io.open(values.config, "rb")
-    keep[7] = fh and fh:read("*a")
-    if fh then
-      fh:close()
-    end
-    keep[8] = values.config
+    keep[7], keep[8] = config_text, values.config
     c.config_text, c.config_name = keep[7], keep[8]
   end
   local ok, err = rt.call(rt.lib.mr_agent_run, c)

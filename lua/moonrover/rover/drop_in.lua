@@ -5,11 +5,13 @@
 -- streams their data back. Every piece of policy is its own module; this one
 -- wires them to the agent's timers and carries state across hot reloads.
 local config = require("moonrover.config")
+local config_schema = require("moonrover.config_schema")
 local cpu_runner = require("moonrover.rover.cpu_runner")
 local oap_client = require("moonrover.rover.oap_client")
 local process_finder = require("moonrover.rover.process_finder")
 local process_reporter = require("moonrover.rover.process_reporter")
 local rt = require("moonrover.rt")
+local status = require("moonrover.rover.status")
 local sys = require("moonrover.rover.finder_facts")
 local task_manager = require("moonrover.rover.task_manager")
 
@@ -27,7 +29,10 @@ local function new_uuid()
   return rt.ffi.string(buf)
 end
 
--- The settings this module uses, typed, or nil and the first bad one.
+-- The settings this module uses, typed, or nil and the first bad one (the
+-- agent checks the whole file before it starts, so a bad one is a bug).
+-- The scanner's regex rules name processes unless its mode is AGENT_SENSOR,
+-- which Rover runs without them and moonrover does not implement.
 function _M.settings(cfg)
   local s, err = config.read_fields(cfg, {
     { "heartbeat", "process_discovery.heartbeat_period", config.get_duration },
@@ -41,7 +46,8 @@ function _M.settings(cfg)
   if not s then
     return nil, err
   end
-  s.rules = config.get(cfg, "process_discovery.scanner.regex") or {}
+  s.mode = config_schema.scanner_mode(config.get(cfg, "process_discovery.scanner"))
+  s.rules = s.mode == "REGEX" and config.get(cfg, "process_discovery.scanner.regex") or {}
   return s
 end
 
@@ -53,6 +59,15 @@ local function user_namer()
     return naming.name
   end
   return nil
+end
+
+-- What names processes, for the line saying how many were matched.
+local function naming_text(s, namer)
+  local rules = #s.rules == 1 and "1 rule" or string.format("%d rules", #s.rules)
+  local text = s.mode == "AGENT_SENSOR"
+    and "process_discovery.scanner.mode is AGENT_SENSOR, which moonrover does not implement"
+    or rules .. " in process_discovery.scanner.regex"
+  return text .. (namer and " and a process_naming.lua" or ", no process_naming.lua in the scripts directory")
 end
 
 local function finder_config(s, agent_id)
@@ -90,15 +105,67 @@ local RPC_TYPES = {
   keepAlive = { oap_client.KEEP_ALIVE, "skywalking.v3.EBPFProcessPingPkgList", "skywalking.v3.Commands" },
 }
 
-local function on_reported(st, agent)
-  return function(response, err)
+-- The metrics the module keeps about itself (docs/rover-compatibility.md).
+local function new_metrics(agent)
+  return {
+    connected = agent.gauge("moonrover_oap_connected", "1 while OAP answers the Rover module's calls; 0 once "
+      .. "a call found it unreachable, and before the first answer"),
+    matched = agent.gauge("moonrover_rover_processes_matched", "Processes the naming rules matched at the last scan"),
+    reported = agent.gauge("moonrover_rover_processes_reported", "Processes reported to OAP that OAP gave an id"),
+    tasks = agent.gauge("moonrover_rover_tasks_running", "Profiling tasks sampling now"),
+    failed = {}, -- rpc/code -> { counter, last }
+  }
+end
+
+local function publish(st)
+  local m = st.metrics
+  local known, reported = st.reporter:counts()
+  m.connected:set(st.status.reachable and 1 or 0)
+  m.matched:set(known)
+  m.reported:set(reported)
+  m.tasks:set(st.tasks:running())
+end
+
+local function count_failure(st, agent, rpc, code)
+  code = code or "NOT_SENT"
+  local key = rpc .. "/" .. code
+  local f = st.metrics.failed[key]
+  if not f then
+    local labels = { rpc = rpc, code = code }
+    f = {
+      counter = agent.counter("moonrover_oap_errors_total", "Calls to OAP that failed, by rpc and gRPC status "
+        .. "(NOT_SENT: the call could not be made)", labels),
+      last = agent.gauge("moonrover_oap_last_error_timestamp_seconds", "When a call to OAP last failed, by rpc "
+        .. "and gRPC status (Unix time): the newest series is the last error", labels),
+    }
+    st.metrics.failed[key] = f
+  end
+  f.counter:inc()
+  f.last:set(sys.now_ms() / 1000)
+end
+
+-- Wraps a call's callback: the status and the metrics hear of every outcome.
+local function watched(st, agent, rpc, fn)
+  return function(response, why, code)
     if response then
-      st.reporter:on_report_response(response)
-      st.tasks:tick()
+      st.status:answered(rpc)
     else
-      st.reporter:on_report_failed()
-      agent.log.warn("reporting processes failed: %s", err)
+      st.status:failed(rpc, code, why)
+      count_failure(st, agent, rpc, code)
     end
+    if fn then
+      fn(response)
+    end
+    publish(st)
+  end
+end
+
+local function on_reported(st, response)
+  if response then
+    st.reporter:on_report_response(response)
+    st.tasks:tick()
+  else
+    st.reporter:on_report_failed()
   end
 end
 
@@ -107,24 +174,24 @@ local function report(st, agent)
   for _, p in ipairs(problems or {}) do
     agent.log.warn("process naming: %s", p)
   end
+  st.status:scanned(#processes, st.naming)
   st.reporter:update(processes)
   for _, call in ipairs(st.reporter:next_calls()) do
     local types = RPC_TYPES[call.rpc]
-    local done = call.rpc == "reportProcesses" and on_reported(st, agent) or function() end
-    st.client:unary(types[1], types[2], call.message, types[3], done)
+    local done = call.rpc == "reportProcesses" and function(response) on_reported(st, response) end or nil
+    st.client:unary(types[1], types[2], call.message, types[3], watched(st, agent, call.rpc, done))
   end
+  publish(st)
 end
 
 local function query_tasks(st, agent)
   st.client:unary(oap_client.QUERY_TASKS, "skywalking.v3.EBPFProfilingTaskQuery",
     { roverInstanceId = st.agent_id, latestUpdateTime = st.tasks.latest_update },
-    "skywalking.v3.Commands", function(response, err)
+    "skywalking.v3.Commands", watched(st, agent, "queryTasks", function(response)
       if response then
         st.tasks:on_commands(response.commands or {})
-      else
-        agent.log.debug("queryTasks: %s", err)
       end
-    end)
+    end))
 end
 
 local function flush(st, agent)
@@ -138,13 +205,10 @@ local function flush(st, agent)
   end
   st.flushing = true
   st.client:stream(oap_client.COLLECT_PROFILING_DATA, "skywalking.v3.EBPFProfilingData", messages,
-    "skywalking.v3.Commands", function(response, err)
+    "skywalking.v3.Commands", watched(st, agent, "collectProfilingData", function(response)
       st.flushing = false
       st.tasks:flushed(response ~= nil)
-      if not response then
-        agent.log.warn("sending profiling data failed, it is kept for the next flush: %s", err)
-      end
-    end)
+    end))
 end
 
 local function start_timers(st, agent, s)
@@ -154,14 +218,29 @@ local function start_timers(st, agent, s)
   if s.profiling ~= false then
     agent.every(s.check_interval, function() query_tasks(st, agent) end)
     agent.after(1, function() query_tasks(st, agent) end)
-    agent.every(TICK_SECONDS, function() st.tasks:tick() end)
     agent.every(s.flush_interval, function() flush(st, agent) end)
+  end
+  agent.every(TICK_SECONDS, function()
+    st.tasks:tick()
+    publish(st)
+  end)
+end
+
+-- /healthz says "degraded: OAP unreachable since ..." while it is.
+local function show_reachability(address)
+  return function(reachable, since_ms)
+    if reachable then
+      rt.lib.mr_agent_health_restore()
+    else
+      rt.call(rt.lib.mr_agent_health_degrade, "OAP unreachable", since_ms, address)
+    end
   end
 end
 
 -- Runs the module in the calling script; returns false when the
 -- configuration does not ask for it.
 function _M.run(agent)
+  agent.set_budget(BUDGET_MS)
   local cfg = agent.config()
   if not config.has_section(cfg, "core") then
     return false
@@ -172,29 +251,42 @@ function _M.run(agent)
   end
   local old = agent.imported() or {}
   local st = { agent_id = old.agent_id or new_uuid() }
+  local finder_cfg = finder_config(s, st.agent_id)
   local finder
-  finder, err = process_finder.new(finder_config(s, st.agent_id), sys)
+  finder, err = process_finder.new(finder_cfg, sys)
   if not finder then
     error(err, 0)
   end
   if agent.canary then
     return true
   end
-  agent.set_budget(BUDGET_MS)
-  st.finder = finder
+  if not old.agent_id then
+    for _, notice in ipairs(config.notices(cfg)) do
+      agent.log.info("config: %s", notice)
+    end
+  end
+  st.finder, st.naming = finder, naming_text(s, finder_cfg.namer)
   st.client, err = oap_client.open(cfg)
   if not st.client then
     error("cannot set up the connection to OAP: " .. err, 0)
   end
-  st.reporter = process_reporter.new({ heartbeat_every = s.properties_every or 10, agent_id = st.agent_id })
+  st.status = status.new({ now = sys.now_ms, address = st.client.address, state = old.status,
+    log = function(level, fmt, ...) agent.log[level](fmt, ...) end,
+    on_reachability = show_reachability(st.client.address) })
+  st.metrics = new_metrics(agent)
+  st.reporter, err = process_reporter.new({ heartbeat_every = s.properties_every, agent_id = st.agent_id })
+  if not st.reporter then
+    error(err, 0)
+  end
   local new_runner, resolve = runner_factory(s, st.reporter, agent)
   st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,
     log = function(level, fmt, ...) agent.log[level](fmt, ...) end })
   -- After a reload the tasks are asked for again from the start (OAP re-sends
   -- them) and resume with their original start times and unsent data.
   st.tasks:take_over(old.tasks or {})
-  agent.export(function() return { agent_id = st.agent_id, tasks = st.tasks:hand_over() } end,
-    function(state) st.tasks:take_back(state.tasks or {}) end)
+  agent.export(function()
+    return { agent_id = st.agent_id, tasks = st.tasks:hand_over(), status = st.status:hand_over() }
+  end, function(state) st.tasks:take_back(state.tasks or {}) end)
   start_timers(st, agent, s)
   agent.on_stop(function()
     st.tasks:stop_all()

@@ -1,7 +1,10 @@
 -- oap_client.lua - SkyWalking OAP calls for the Rover drop-in: messages are
 -- Lua tables encoded with the SkyWalking descriptors, sent through the
 -- runtime's gRPC transport (runtime/transport*.c); results come back through
--- poll(), which a timer calls, as callback(response) or callback(nil, why).
+-- poll(), which a timer calls, as callback(response) or callback(nil, why,
+-- code). code is the gRPC status by name ("UNAVAILABLE", ...) when the call
+-- was made and failed, nil when it could not be made at all; why starts
+-- with that name and says what failed, never a bare number.
 local config = require("moonrover.config")
 local protobuf = require("moonrover.lib.protobuf")
 local rt = require("moonrover.rt")
@@ -15,6 +18,19 @@ _M.QUERY_TASKS = "/skywalking.v3.EBPFProfilingService/queryTasks"
 _M.COLLECT_PROFILING_DATA = "/skywalking.v3.EBPFProfilingService/collectProfilingData"
 
 local TIMEOUT_MS = 20000
+
+-- gRPC status codes by number (grpc/impl/codegen/status.h).
+local STATUS = { [0] = "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+  "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+  "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED" }
+
+-- The name of a gRPC status code ("STATUS_99" for one gRPC does not define).
+function _M.status_name(code)
+  return STATUS[code] or string.format("STATUS_%d", code)
+end
+
+-- The codes of calls that did not reach OAP (rather than OAP refusing them).
+_M.UNREACHABLE = { UNAVAILABLE = true, DEADLINE_EXCEEDED = true }
 
 -- The SkyWalking v3 messages (proto/skywalking), from the descriptor set the
 -- runtime carries; or nil and why.
@@ -84,6 +100,16 @@ function _M:unary(method, request_type, request, response_type, callback)
   return true
 end
 
+-- After a stream could not take a message or be finished (it ended already:
+-- OAP went away, say), the call's own result, due soon, says why; the
+-- callback gets that, or the local error when the call ended well anyway.
+local function defer_failure(self, id, callback, local_err)
+  self.pending[tonumber(id)] = { callback = function(_, why, code)
+    callback(nil, why or local_err, why and code)
+  end }
+  return nil, local_err
+end
+
 -- A client stream of messages (tables of message_type), then one response.
 function _M:stream(method, message_type, messages, response_type, callback)
   local lib = rt.lib
@@ -99,15 +125,13 @@ function _M:stream(method, message_type, messages, response_type, callback)
     end
     if not sent then
       rt.call(lib.mr_transport_stream_finish, self.handle, id)
-      self.pending[tonumber(id)] = { callback = function() end }
-      return fail_now(callback, err)
+      return defer_failure(self, id, callback, err)
     end
   end
   local finished
   finished, err = rt.call(lib.mr_transport_stream_finish, self.handle, id)
   if not finished then
-    self.pending[tonumber(id)] = { callback = function() end }
-    return fail_now(callback, err)
+    return defer_failure(self, id, callback, err)
   end
   self.pending[tonumber(id)] = { callback = callback, response_type = response_type }
   return true
@@ -121,7 +145,8 @@ local function deliver(self, r)
   end
   self.pending[tonumber(r.id)] = nil
   if r.state ~= 0 then
-    p.callback(nil, string.format("gRPC status %d: %s", r.code, ffi.string(r.details)))
+    local code, details = _M.status_name(r.code), ffi.string(r.details)
+    p.callback(nil, details ~= "" and code .. ": " .. details or code .. " (gRPC gave no details)", code)
     return
   end
   local response = {}

@@ -12,6 +12,7 @@
 --   r:on_report_response(downstream)          -- EBPFReportProcessDownstream
 --   r:on_report_failed()                      -- reportProcesses failed
 --   r:process_by_id(oap_process_id)           -- a scanned process or nil
+--   local known, reported = r:counts()
 --
 -- A process is not reported until OAP returns its id: then it is kept alive.
 -- Unlike Rover, one that OAP leaves out of its answer is reported again at the
@@ -200,6 +201,17 @@ function _M:on_report_failed()
   if self.last_full then
     self.until_full = 1
   end
+end
+
+-- How many processes the last scan gave, and how many of them OAP has an id
+-- for (reported and kept alive).
+function _M:counts()
+  local known, reported = 0, 0
+  for _, entry in pairs(self.entries) do
+    known = known + 1
+    reported = reported + (entry.id and 1 or 0)
+  end
+  return known, reported
 end
 
 -- The process OAP knows as oap_id, or nil.

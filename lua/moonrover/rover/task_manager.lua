@@ -311,6 +311,15 @@ function _M:stop_all()
   end
 end
 
+-- How many tasks are sampling now.
+function _M:running()
+  local n = 0
+  for _, ctx in pairs(self.contexts) do
+    n = n + (ctx.state == "running" and 1 or 0)
+  end
+  return n
+end
+
 -- For status pages and tests: identity -> state.
 function _M:states()
   local out = {}
