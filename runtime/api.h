@@ -114,7 +114,8 @@ const struct mr_frame *mr_profile_frames(const mr_profile *p);
 /* An output file (runtime/base/output_file.c): written into a new temporary
  * file beside path (created exclusively, never through a link), every write
  * checked, then synced, closed and renamed over path by mr_output_commit; a
- * failure leaves path as it was. "-" is standard output. */
+ * failure leaves path as it was. A path that is a symbolic link is refused; a
+ * FIFO or character device is written in place. "-" is standard output. */
 typedef struct mr_output mr_output;
 
 mr_output *mr_output_open(const char *path, char *err, size_t errlen);
@@ -203,7 +204,7 @@ struct mr_agent_opts {
 	const char *scripts_dir;  /* the bundled scripts */
 	const char *user_dir;     /* the user's scripts, or NULL */
 	const char *http_address; /* "host:port" for /metrics and /healthz; "" disables */
-	const char *pid_file;     /* written at start, removed at exit; "" disables */
+	const char *pid_file;     /* created and locked at start, removed at exit; "" disables */
 	uint32_t budget_ms;       /* longest a Lua callback may run */
 	uint32_t batch_max;       /* most events handed to one callback */
 	uint32_t queue_capacity;  /* events buffered per stream while Lua is busy */
@@ -216,7 +217,8 @@ struct mr_agent_opts {
 /* Returns 0 after a clean stop. */
 int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen);
 /* Sends SIGHUP (reload) to the agent whose pid is in pid_file, after
- * checking that it is a running moonrover. Returns its pid. */
+ * checking that this process holds the file's lock (a stale file or another
+ * command is refused). Returns its pid. */
 int32_t mr_agent_reload(const char *pid_file, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- scripts */

@@ -17,6 +17,22 @@
 
 int mr_sys_sleep_ms(int32_t ms);
 
+/* --------------------------------------------------------------- pid file */
+
+/* The agent's pid file (runtime/base/pid_file.h): created with this
+ * process's pid and held locked until released. NULL, with why, when the
+ * path is unsafe (a link; a directory others can write) or another process
+ * holds it (named in the message). */
+typedef struct mr_pid_file mr_pid_file;
+
+mr_pid_file *mr_pid_file_acquire(const char *path, char *err, size_t errlen);
+/* Removes the file if it is still the one acquired, and unlocks it. */
+void mr_pid_file_release(mr_pid_file *pf);
+/* The pid that the file at path names, when that process holds the file's
+ * lock; else a negative errno and why (no file, a stale one, a pid that is
+ * not its holder). */
+int32_t mr_pid_file_holder(const char *path, char *err, size_t errlen);
+
 /* ------------------------------------------------------------ profile data */
 
 /* The _add functions intern their argument (NULL counts as "") and store its
