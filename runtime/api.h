@@ -200,18 +200,20 @@ enum mr_metric_type { MR_COUNTER = 0, MR_GAUGE = 1, MR_HISTOGRAM = 2 };
 /* `moonrover agent`: loads the scripts, runs the event loop (event streams,
  * timers, signals, HTTP) until SIGTERM or SIGINT. SIGHUP reloads the scripts. */
 struct mr_agent_opts {
-	const char *lua_dir;      /* the bundled modules (moonrover.*) */
-	const char *scripts_dir;  /* the bundled scripts */
-	const char *user_dir;     /* the user's scripts, or NULL */
-	const char *http_address; /* "host:port" for /metrics and /healthz; "" disables */
-	const char *pid_file;     /* created and locked at start, removed at exit; "" disables */
-	uint32_t budget_ms;       /* longest a Lua callback may run */
-	uint32_t batch_max;       /* most events handed to one callback */
-	uint32_t queue_capacity;  /* events buffered per stream while Lua is busy */
-	int32_t log_level;        /* 0 debug, 1 info, 2 warn, 3 error */
-	int32_t bench_pid;        /* benchmarks: also stream this process's getppid() calls */
-	const char *config_name;  /* the config file scripts read through agent.config(), or NULL */
-	const char *config_text;  /* its text, read once at start */
+	const char *lua_dir;           /* the bundled modules (moonrover.*) */
+	const char *scripts_dir;       /* the bundled scripts */
+	const char *user_dir;          /* the user's scripts, or NULL */
+	const char *http_address;      /* "host:port" for /metrics and /healthz; "" disables */
+	uint32_t http_max_connections; /* open at once; a new one closes the oldest (0: 64) */
+	uint32_t http_timeout_ms;      /* a request's whole time on the endpoint (0: 10000) */
+	const char *pid_file;          /* created and locked at start, removed at exit; "" disables */
+	uint32_t budget_ms;            /* longest a Lua callback may run */
+	uint32_t batch_max;            /* most events handed to one callback */
+	uint32_t queue_capacity;       /* events buffered per stream while Lua is busy */
+	int32_t log_level;             /* 0 debug, 1 info, 2 warn, 3 error */
+	int32_t bench_pid;             /* benchmarks: also stream this process's getppid() calls */
+	const char *config_name;       /* the config file scripts read through agent.config(), or NULL */
+	const char *config_text;       /* its text, read once at start */
 };
 
 /* Returns 0 after a clean stop. */

@@ -187,10 +187,30 @@ const char *mr_metrics_render(mr_metrics *m, size_t *len);
  * mr_http_set_health, 200 when healthy, 503 when not) on a libevent base. */
 typedef struct mr_http mr_http;
 
-/* base is a struct event_base *. address is "host:port" (port 0: any). */
-mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, char *err, size_t errlen);
+struct mr_http_opts {
+	uint32_t max_connections; /* open at once; a new one closes the oldest (0: 64) */
+	uint32_t timeout_ms;      /* a request's whole time, from the connection's opening
+				   * (or the previous answer) to its answer sent (0: 10000) */
+};
+
+/* What the endpoint did with connections, also in the registry as
+ * moonrover_http_* series. */
+struct mr_http_stats {
+	uint32_t open;          /* connections open now */
+	uint64_t accepted;      /* connections accepted */
+	uint64_t evicted;       /* closed, oldest first, to make room under the cap */
+	uint64_t timed_out;     /* closed at the deadline with a request unanswered */
+	uint64_t accept_errors; /* accept() failures (out of descriptors): each pauses accepting */
+	uint64_t log_lines;     /* lines logged about them */
+};
+
+/* base is a struct event_base *. address is "host:port" (port 0: any). o
+ * may be NULL (the defaults). */
+mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const struct mr_http_opts *o, char *err,
+		      size_t errlen);
 /* The port actually bound. */
 uint16_t mr_http_port(const mr_http *h);
+void mr_http_stats(const mr_http *h, struct mr_http_stats *out);
 void mr_http_set_health(mr_http *h, int32_t healthy, const char *text);
 void mr_http_close(mr_http *h);
 

@@ -129,6 +129,8 @@ function _M.defaults()
     agent = {
       scripts = "",
       http = "127.0.0.1:9464",
+      http_max_connections = "64",
+      http_timeout_ms = "10000",
       pid_file = "/run/moonrover.pid",
       budget_ms = "500",
       batch = "4096",

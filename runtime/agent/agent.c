@@ -161,6 +161,8 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 					  .drain_ms = DRAIN_MS,
 					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
 					  .bench_pid = o->bench_pid };
+	struct mr_http_opts http = { .max_connections = o->http_max_connections,
+				     .timeout_ms = o->http_timeout_ms };
 
 	a->base = event_base_new();
 	if (!a->base) {
@@ -173,7 +175,7 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	if (!a->metrics)
 		return -ENOMEM;
 	if (o->http_address && *o->http_address &&
-	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, err, errlen)))
+	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, &http, err, errlen)))
 		return -EADDRNOTAVAIL;
 	a->dp = mr_data_plane_open(&dpo, err, errlen);
 	if (!a->dp)
