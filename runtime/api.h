@@ -204,7 +204,7 @@ struct mr_agent_opts {
 	const char *scripts_dir;       /* the bundled scripts */
 	const char *user_dir;          /* the user's scripts, or NULL */
 	const char *http_address;      /* "host:port" for /metrics and /healthz; "" disables */
-	uint32_t http_max_connections; /* open at once; a new one closes the oldest (0: 64) */
+	uint32_t http_max_connections; /* open at once; a new one closes another (0: 64) */
 	uint32_t http_timeout_ms;      /* a request's whole time on the endpoint (0: 10000) */
 	const char *pid_file;          /* created and locked at start, removed at exit; "" disables */
 	uint32_t budget_ms;            /* longest a Lua callback may run */

@@ -188,7 +188,7 @@ const char *mr_metrics_render(mr_metrics *m, size_t *len);
 typedef struct mr_http mr_http;
 
 struct mr_http_opts {
-	uint32_t max_connections; /* open at once; a new one closes the oldest (0: 64) */
+	uint32_t max_connections; /* open at once; a new one closes another, the slowest sender first (0: 64) */
 	uint32_t timeout_ms;      /* a request's whole time, from the connection's opening
 				   * (or the previous answer) to its answer sent (0: 10000) */
 };

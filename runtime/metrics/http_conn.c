@@ -3,8 +3,12 @@
  * deadline that starts when the connection opens or its previous answer is
  * sent. The deadline is never reset by a byte arriving, so a client that
  * trickles its request (slowloris) is closed when it runs out, like one that
- * sends nothing. Connections are kept in a list ordered by that start: the
- * oldest is the one the listener closes to make room for a new one. */
+ * sends nothing. Connections are kept in a list ordered by that start, from
+ * which the listener picks one to close to make room for a new one: the
+ * oldest whose request has begun but is not complete (the slowest sender),
+ * else the oldest idle one, else the oldest being answered. A client that
+ * connects and then sends its whole request at once (a health probe) is
+ * thereby the last to go, even while many others keep reconnecting. */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -29,6 +33,7 @@ struct http_conn {
 	struct event *deadline;
 	int answering;   /* an answer is being written: the next request waits */
 	int close_after; /* close once the answer is written */
+	int eof;         /* the client sends no more: answer what came, then close */
 };
 
 static void list_remove(struct http_conn *c)
@@ -66,6 +71,24 @@ static int start_request(struct http_conn *c)
 	return evtimer_add(c->deadline, &c->h->timeout);
 }
 
+/* 0: part of a request has come, 1: idle, 2: being answered. */
+static int eviction_rank(const struct http_conn *c)
+{
+	if (c->answering)
+		return 2;
+	return evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ? 0 : 1;
+}
+
+struct http_conn *mr_http_conn_victim(struct mr_http *h)
+{
+	struct http_conn *best = h->oldest;
+
+	for (struct http_conn *c = h->oldest; c && eviction_rank(best) > 0; c = c->next)
+		if (eviction_rank(c) < eviction_rank(best))
+			best = c;
+	return best;
+}
+
 void mr_http_conn_close(struct http_conn *c, enum mr_http_close why)
 {
 	list_remove(c);
@@ -76,12 +99,15 @@ void mr_http_conn_close(struct http_conn *c, enum mr_http_close why)
 	free(c);
 }
 
-static void answer_error(struct http_conn *c, int code)
+/* Returns -1 when c could not answer and was closed. */
+static int answer_error(struct http_conn *c, int code)
 {
 	c->answering = c->close_after = 1;
-	if (bufferevent_disable(c->bev, EV_READ) != 0 ||
-	    mr_http_answer_error(code, bufferevent_get_output(c->bev)) != 0)
-		mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
+	if (bufferevent_disable(c->bev, EV_READ) == 0 &&
+	    mr_http_answer_error(code, bufferevent_get_output(c->bev)) == 0)
+		return 0;
+	mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
+	return -1;
 }
 
 /* Empty lines before a request are ignored, as RFC 9112 asks. */
@@ -89,12 +115,13 @@ static void skip_blank_lines(struct evbuffer *in)
 {
 	unsigned char ch;
 
-	while (evbuffer_copyout(in, &ch, 1) == 1 && (ch == '\r' || ch == '\n'))
-		evbuffer_drain(in, 1);
+	while (evbuffer_copyout(in, &ch, 1) == 1 && (ch == '\r' || ch == '\n') && evbuffer_drain(in, 1) == 0)
+		;
 }
 
-/* Answers the request in the input once all of it is there. */
-static void serve(struct http_conn *c)
+/* Answers the request in the input once all of it is there. Returns -1
+ * when c was closed (and freed). */
+static int serve(struct http_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
 	struct mr_http_request req;
@@ -103,38 +130,35 @@ static void serve(struct http_conn *c)
 	int status;
 
 	if (c->answering)
-		return;
+		return 0;
 	skip_blank_lines(in);
 	len = evbuffer_get_length(in);
 	avail = len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD;
 	data = avail ? (const char *)evbuffer_pullup(in, (ev_ssize_t)avail) : NULL;
 	head = data ? mr_http_request_head_end(data, avail) : 0;
-	if (!head) {
-		if (len >= HTTP_MAX_HEAD)
-			answer_error(c, 400);
-		return;
-	}
+	if (!head)
+		return len >= HTTP_MAX_HEAD ? answer_error(c, 400) : 0;
 	status = mr_http_request_parse(data, head, &req);
 	if (status == 0 && req.content_length > HTTP_MAX_BODY)
 		status = 413;
-	if (status) {
-		answer_error(c, status);
-		return;
-	}
+	if (status)
+		return answer_error(c, status);
 	if (len - head < req.content_length)
-		return; /* the body is still on its way */
+		return 0; /* the body is still on its way */
 	c->answering = 1;
 	c->close_after = !req.keep_alive;
 	/* req points into the input: answered before it is drained */
-	if (mr_http_answer(c->h, &req, c->close_after, bufferevent_get_output(c->bev)) != 0 ||
-	    evbuffer_drain(in, head + req.content_length) != 0)
-		mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
+	if (mr_http_answer(c->h, &req, c->close_after, bufferevent_get_output(c->bev)) == 0 &&
+	    evbuffer_drain(in, head + req.content_length) == 0)
+		return 0;
+	mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
+	return -1;
 }
 
 static void on_read(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
-	serve(arg);
+	(void)serve(arg); /* closed or not, nothing more to do */
 }
 
 /* The answer is out: close, or wait for the next request. */
@@ -154,7 +178,9 @@ static void on_write(struct bufferevent *bev, void *arg)
 		mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
 		return;
 	}
-	serve(c); /* a request that came before the answer went out */
+	/* a request that came before the answer went out */
+	if (serve(c) == 0 && !c->answering && c->eof)
+		mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -162,9 +188,9 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	struct http_conn *c = arg;
 
 	(void)bev;
-	/* The client may stop sending once its request is out: the answer still goes. */
+	/* The client may stop sending once its requests are out: they are still answered. */
 	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && c->answering) {
-		c->close_after = 1;
+		c->eof = 1;
 		return;
 	}
 	mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);

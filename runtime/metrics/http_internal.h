@@ -48,6 +48,8 @@ void mr_http_unlisten(struct mr_http *h);
 /* Serves a newly accepted socket (closed when that fails). */
 int mr_http_conn_open(struct mr_http *h, int fd);
 void mr_http_conn_close(struct http_conn *c, enum mr_http_close why);
+/* The connection to close to make room (NULL when none is open). */
+struct http_conn *mr_http_conn_victim(struct mr_http *h);
 
 /* Appends the answer to req (close: the connection closes after it) to out;
  * 0, or -ENOMEM. */

@@ -1,11 +1,11 @@
 /* http_listener.c - the HTTP endpoint's listening socket. Connections are
  * accepted a few at a time per wakeup, so that signals, timers and the
  * answers already under way get their turn in the loop. At most max_conns
- * are open: a new one closes the oldest (by its request's start), which under
- * a flood of slow clients is a slow client, so a fresh request (a health
- * probe) still gets in. When accept() fails for want of descriptors (or
+ * are open: a new one closes another, the slowest to send its request first
+ * (see http_conn.c), so a fresh request (a health probe) still gets in under
+ * a flood of slow clients. When accept() fails for want of descriptors (or
  * memory), accepting pauses for a moment instead of failing again at once in
- * a busy loop, the oldest connection is closed to free a descriptor, and the
+ * a busy loop, a connection is closed the same way to free a descriptor, and the
  * failure is logged once, then at most once a minute with a count. */
 #include <errno.h>
 #include <netdb.h>
@@ -67,7 +67,7 @@ static void pause_accepting(struct mr_http *h, int e)
 	if (event_del(h->accept_ev) != 0 || evtimer_add(h->resume_ev, &pause) != 0)
 		mr_log(MR_LEVEL_ERROR, "http", "cannot pause accepting connections");
 	if (h->oldest && (e == EMFILE || e == ENFILE))
-		mr_http_conn_close(h->oldest, MR_HTTP_CLOSE_EVICTED);
+		mr_http_conn_close(mr_http_conn_victim(h), MR_HTTP_CLOSE_EVICTED);
 	log_failure(h, e);
 }
 
@@ -109,7 +109,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 			return;
 		}
 		if (h->stats.open >= h->max_conns)
-			mr_http_conn_close(h->oldest, MR_HTTP_CLOSE_EVICTED);
+			mr_http_conn_close(mr_http_conn_victim(h), MR_HTTP_CLOSE_EVICTED);
 		(void)mr_http_conn_open(h, fd); /* out of memory: it closed fd, the client sees that */
 	}
 }

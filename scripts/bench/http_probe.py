@@ -29,9 +29,11 @@ def healthz(port):
                 if not chunk:
                     break
                 got += chunk
-    except OSError:
+    except OSError as e:
+        sys.stderr.write("healthz: %s after %.1f ms\n" % (e, 1000 * (time.monotonic() - start)))
         return None
     if not got.startswith(b"HTTP/1.1 200"):
+        sys.stderr.write("healthz: answered %r\n" % got[:40])
         return None
     return time.monotonic() - start
 

@@ -1,6 +1,6 @@
 -- End-to-end specs for the agent's HTTP endpoint under a slowloris flood
 -- (spec/support/slowloris.py) with few file descriptors: the connection cap
--- holds, the oldest connections are closed, /healthz still answers, the log
+-- holds, the slowest connections are closed, /healthz still answers, the log
 -- stays short, and SIGHUP is still handled.
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")

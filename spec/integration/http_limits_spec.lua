@@ -1,6 +1,6 @@
 -- http_limits_spec.lua - the HTTP endpoint under pressure (runtime/metrics/
 -- http_listener.c, http_conn.c): a cap on open connections that closes the
--- oldest, a deadline for the whole request that a trickling client cannot
+-- slowest sender, a deadline for the whole request that a trickling client cannot
 -- push back, and a pause (logged once) when accept() runs out of
 -- descriptors. The spec drives a libevent base itself through the FFI; the
 -- clients are /usr/bin/python3 processes (spec/support/slowloris.py).
@@ -141,7 +141,7 @@ describe("HTTP endpoint limits", function()
     return out
   end
 
-  it("keeps at most max_connections open, closing the oldest first, and still answers", function()
+  it("keeps at most max_connections open, closing the oldest slow one first, and still answers", function()
     local port = open(4, 60000)
     local status = slowloris(port, 10, "--interval 0.2")
     assert.is_truthy(loop_until(function() return stats().accepted == 10 end),
@@ -161,6 +161,25 @@ describe("HTTP endpoint limits", function()
     assert.is_true(stats().open <= 4)
     local text = ffi.string(lib.mr_metrics_render(m, nil))
     assert.matches('\nmoonrover_http_connections_closed_total{reason="evicted"} 7\n', text, 1, true)
+  end)
+
+  it("closes the slowest sender first: a request begun before an idle connection", function()
+    local port = open(2, 60000)
+    local silent = slowloris(port, 1, "--silent")
+    assert.is_truthy(loop_until(function() return stats().accepted == 1 end))
+    local slow = dir .. "/slow.status"
+    background(string.format("/usr/bin/python3 %s 127.0.0.1 %d 1 --interval 0.2 --status %s --duration 120",
+      q(SLOWLORIS), port, q(slow)))
+    assert.is_truthy(loop_until(function() return stats().accepted == 2 and (client_status(slow).sent or 0) > 0 end))
+    for _ = 1, 10 do -- the bytes are in the socket already: a turn reads them
+      event.event_base_loop(base, EVLOOP_NONBLOCK)
+    end
+    local out = get_healthz(port)
+    local answer = loop_until(function() return files.read(out) end)
+    assert.matches("^HTTP/1.1 200 OK\r\n", answer)
+    assert.is_truthy(loop_until(function() return client_status(slow).closed == 1 end))
+    assert.equal(1, tonumber(stats().evicted))
+    assert.equal(0, client_status(silent).closed)
   end)
 
   it("closes a request that trickles past its deadline, however often its bytes arrive", function()
@@ -227,7 +246,7 @@ describe("HTTP endpoint limits", function()
       assert.matches("^HTTP/1.1 200 OK\r\n", answer)
     end)
 
-    it("closes the oldest connection to let a new request in", function()
+    it("closes a connection to free a descriptor for a new request", function()
       local port = open(64, 60000)
       local status = slowloris(port, 1, "--interval 0.2")
       assert.is_truthy(loop_until(function() return stats().open == 1 end))

@@ -1,11 +1,11 @@
 """slowloris.py - a slow HTTP client, for specs and benchmarks of the agent's
 endpoint: it opens COUNT connections, sends each the start of a request head
-and then one more byte every INTERVAL seconds, never finishing it. With
---reopen it opens a new connection for every one the server closes, as an
-attacker keeping the pressure on would.
+and then one more byte every INTERVAL seconds, never finishing it (with
+--silent, nothing at all). With --reopen it opens a new connection for every
+one the server closes, as an attacker keeping the pressure on would.
 
-usage: slowloris.py HOST PORT COUNT [--interval S] [--reopen] [--status FILE]
-                    [--duration S]
+usage: slowloris.py HOST PORT COUNT [--interval S] [--reopen] [--silent]
+                    [--status FILE] [--duration S]
 
 Every second (and at the end) it writes to FILE, renamed into place:
   open N        connections open now
@@ -13,6 +13,7 @@ Every second (and at the end) it writes to FILE, renamed into place:
   closed N      connections the server closed
   first_closed  the index of the first connection the server closed (-1: none)
   refused N     connections that could not be opened
+  sent N        bytes sent
 It runs for --duration seconds (default: until killed).
 """
 
@@ -40,7 +41,7 @@ class Client:
         self.host, self.port = host, port
         self.sel = selectors.DefaultSelector()
         self.conns = {}  # socket -> [index, bytes of TRICKLE sent]
-        self.opened = self.closed = self.refused = 0
+        self.opened = self.closed = self.refused = self.sent = 0
         self.first_closed = -1
 
     def open_one(self):
@@ -68,7 +69,7 @@ class Client:
         for s, state in list(self.conns.items()):
             chunk = HEAD if state[1] == 0 else TRICKLE[(state[1] - 1) % len(TRICKLE):][:1]
             try:
-                s.send(chunk)
+                self.sent += s.send(chunk)
                 state[1] += 1
             except BlockingIOError:
                 pass
@@ -88,8 +89,9 @@ class Client:
 
     def status(self, path):
         with open(path + ".part", "w") as f:
-            f.write("open %d\nopened %d\nclosed %d\nfirst_closed %d\nrefused %d\n"
-                    % (len(self.conns), self.opened, self.closed, self.first_closed, self.refused))
+            f.write("open %d\nopened %d\nclosed %d\nfirst_closed %d\nrefused %d\nsent %d\n"
+                    % (len(self.conns), self.opened, self.closed, self.first_closed, self.refused,
+                       self.sent))
         os.rename(path + ".part", path)
 
 
@@ -100,6 +102,7 @@ def main():
     p.add_argument("count", type=int)
     p.add_argument("--interval", type=float, default=1.0)
     p.add_argument("--reopen", action="store_true")
+    p.add_argument("--silent", action="store_true")
     p.add_argument("--status")
     p.add_argument("--duration", type=float, default=0)
     a = p.parse_args()
@@ -111,7 +114,7 @@ def main():
     last_trickle = last_status = 0.0
     while not a.duration or time.monotonic() - start < a.duration:
         now = time.monotonic()
-        if now - last_trickle >= a.interval:
+        if not a.silent and now - last_trickle >= a.interval:
             c.trickle()
             last_trickle = now
         if a.status and now - last_status >= 1.0:

@@ -27,7 +27,7 @@ _M.options = {
   { name = "http", arg = "ADDRESS", default = "127.0.0.1:9464",
     help = "where to serve /metrics and /healthz ('off' disables)" },
   { name = "http-max-connections", arg = "N", default = 64, convert = args.int_range(1, 4096),
-    help = "HTTP connections open at once; a new one closes the oldest" },
+    help = "HTTP connections open at once; a new one closes another, the slowest sender first" },
   { name = "http-timeout-ms", arg = "MS", default = 10000, convert = args.int_range(100, 600000),
     help = "longest an HTTP request may take, from its first byte's wait to its answer sent" },
   { name = "pid-file", arg = "FILE", default = "/run/moonrover.pid",
