@@ -122,7 +122,8 @@ int64_t mr_text_file_read(const char *path, char *buf, size_t cap, char *err, si
 /* An output file (runtime/base/output_file.c): written into a new temporary
  * file beside path (created exclusively, never through a link), every write
  * checked, then synced, closed and renamed over path by mr_output_commit; a
- * failure leaves path as it was. "-" is standard output. */
+ * failure leaves path as it was. A path that is a symbolic link is refused; a
+ * FIFO or character device is written in place. "-" is standard output. */
 typedef struct mr_output mr_output;
 
 mr_output *mr_output_open(const char *path, char *err, size_t errlen);
@@ -207,18 +208,20 @@ enum mr_metric_type { MR_COUNTER = 0, MR_GAUGE = 1, MR_HISTOGRAM = 2 };
 /* `moonrover agent`: loads the scripts, runs the event loop (event streams,
  * timers, signals, HTTP) until SIGTERM or SIGINT. SIGHUP reloads the scripts. */
 struct mr_agent_opts {
-	const char *lua_dir;      /* the bundled modules (moonrover.*) */
-	const char *scripts_dir;  /* the bundled scripts */
-	const char *user_dir;     /* the user's scripts, or NULL */
-	const char *http_address; /* "host:port" for /metrics and /healthz; "" disables */
-	const char *pid_file;     /* written at start, removed at exit; "" disables */
-	uint32_t budget_ms;       /* longest a Lua callback may run */
-	uint32_t batch_max;       /* most events handed to one callback */
-	uint32_t queue_capacity;  /* events buffered per stream while Lua is busy */
-	int32_t log_level;        /* 0 debug, 1 info, 2 warn, 3 error */
-	int32_t bench_pid;        /* benchmarks: also stream this process's getppid() calls */
-	const char *config_name;  /* the config file scripts read through agent.config(), or NULL */
-	const char *config_text;  /* its text, read once at start */
+	const char *lua_dir;           /* the bundled modules (moonrover.*) */
+	const char *scripts_dir;       /* the bundled scripts */
+	const char *user_dir;          /* the user's scripts, or NULL */
+	const char *http_address;      /* "host:port" for /metrics and /healthz; "" disables */
+	uint32_t http_max_connections; /* open at once; a new one closes another (0: 64) */
+	uint32_t http_timeout_ms;      /* a request's whole time on the endpoint (0: 10000) */
+	const char *pid_file;          /* created and locked at start, removed at exit; "" disables */
+	uint32_t budget_ms;            /* longest a Lua callback may run */
+	uint32_t batch_max;            /* most events handed to one callback */
+	uint32_t queue_capacity;       /* events buffered per stream while Lua is busy */
+	int32_t log_level;             /* 0 debug, 1 info, 2 warn, 3 error */
+	int32_t bench_pid;             /* benchmarks: also stream this process's getppid() calls */
+	const char *config_name;       /* the config file scripts read through agent.config(), or NULL */
+	const char *config_text;       /* its text, read once at start */
 	/* The scripts: each one's memory budget in MiB unless it sets its own
 	 * (0: 128); 1 to refuse to start unless every script starts; 1 to run
 	 * the user's scripts even where others could change them; the bundled
@@ -232,7 +235,8 @@ struct mr_agent_opts {
 /* Returns 0 after a clean stop. */
 int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen);
 /* Sends SIGHUP (reload) to the agent whose pid is in pid_file, after
- * checking that it is a running moonrover. Returns its pid. */
+ * checking that this process holds the file's lock (a stale file or another
+ * command is refused). Returns its pid. */
 int32_t mr_agent_reload(const char *pid_file, char *err, size_t errlen);
 /* The first line of /healthz becomes "degraded: WHAT since TIME (DETAIL)"
  * (TIME in UTC; DETAIL may be NULL or "") until mr_agent_health_restore

@@ -17,6 +17,22 @@
 
 int mr_sys_sleep_ms(int32_t ms);
 
+/* --------------------------------------------------------------- pid file */
+
+/* The agent's pid file (runtime/base/pid_file.h): created with this
+ * process's pid and held locked until released. NULL, with why, when the
+ * path is unsafe (a link; a directory others can write) or another process
+ * holds it (named in the message). */
+typedef struct mr_pid_file mr_pid_file;
+
+mr_pid_file *mr_pid_file_acquire(const char *path, char *err, size_t errlen);
+/* Removes the file if it is still the one acquired, and unlocks it. */
+void mr_pid_file_release(mr_pid_file *pf);
+/* The pid that the file at path names, when that process holds the file's
+ * lock; else a negative errno and why (no file, a stale one, a pid that is
+ * not its holder). */
+int32_t mr_pid_file_holder(const char *path, char *err, size_t errlen);
+
 /* ------------------------------------------------------------ profile data */
 
 /* The _add functions intern their argument (NULL counts as "") and store its
@@ -185,10 +201,30 @@ const char *mr_metrics_render(mr_metrics *m, size_t *len);
  * mr_http_set_health, 200 when healthy, 503 when not) on a libevent base. */
 typedef struct mr_http mr_http;
 
-/* base is a struct event_base *. address is "host:port" (port 0: any). */
-mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, char *err, size_t errlen);
+struct mr_http_opts {
+	uint32_t max_connections; /* open at once; a new one closes another, the slowest sender first (0: 64) */
+	uint32_t timeout_ms;      /* a request's whole time, from the connection's opening
+				   * (or the previous answer) to its answer sent (0: 10000) */
+};
+
+/* What the endpoint did with connections, also in the registry as
+ * moonrover_http_* series. */
+struct mr_http_stats {
+	uint32_t open;          /* connections open now */
+	uint64_t accepted;      /* connections accepted */
+	uint64_t evicted;       /* closed, oldest first, to make room under the cap */
+	uint64_t timed_out;     /* closed at the deadline with a request unanswered */
+	uint64_t accept_errors; /* accept() failures (out of descriptors): each pauses accepting */
+	uint64_t log_lines;     /* lines logged about them */
+};
+
+/* base is a struct event_base *. address is "host:port" (port 0: any). o
+ * may be NULL (the defaults). */
+mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const struct mr_http_opts *o, char *err,
+		      size_t errlen);
 /* The port actually bound. */
 uint16_t mr_http_port(const mr_http *h);
+void mr_http_stats(const mr_http *h, struct mr_http_stats *out);
 void mr_http_set_health(mr_http *h, int32_t healthy, const char *text);
 void mr_http_close(mr_http *h);
 

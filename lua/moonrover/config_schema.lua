@@ -289,6 +289,8 @@ local access_log = map({
 local agent = map({
   scripts = str(""),
   http = scalar("listen", "127.0.0.1:9464"),
+  http_max_connections = int("64", { min = 1, max = 4096 }),
+  http_timeout_ms = int("10000", { min = 100, max = 600000 }),
   pid_file = str("/run/moonrover.pid"),
   budget_ms = int("500", { min = 10, max = 60000 }),
   batch = int("4096", { min = 1, max = 65536 }),

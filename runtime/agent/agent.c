@@ -16,6 +16,7 @@
 #include "api_test.h"
 #include "script_host/script_set.h"
 #include "base/log.h"
+#include "base/pid_file.h"
 #include "script_host/watchdog.h"
 
 #define BATCHES_PER_WAKEUP 64
@@ -38,7 +39,8 @@ struct agent {
 	size_t nevents;
 	uint32_t batch_max;
 	int stopping;
-	int wrote_pid_file;
+	struct event *hup; /* caught from before the pid file exists */
+	mr_pid_file *pid_file;
 };
 
 static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench" };
@@ -130,34 +132,26 @@ static int add_events(struct agent *a)
 
 	rc = rc ?: add_event(a, -1, 0, on_events, NULL);
 	rc = rc ?: add_event(a, -1, EV_PERSIST, on_stats, &stats);
-	rc = rc ?: add_event(a, SIGHUP, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
 	rc = rc ?: add_event(a, SIGTERM, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
 	rc = rc ?: add_event(a, SIGINT, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
 	return rc;
 }
 
-static int write_pid_file(struct agent *a, char *err, size_t errlen)
+/* `moonrover reload` may send SIGHUP as soon as the pid file exists: it is
+ * caught from before then, and handled once the loop runs. */
+static int take_pid_file(struct agent *a, char *err, size_t errlen)
 {
 	const char *path = a->opts->pid_file;
-	FILE *f;
-	int bad;
 
+	a->hup = event_new(a->base, SIGHUP, EV_SIGNAL | EV_PERSIST, on_signal, a);
+	if (!a->hup || event_add(a->hup, NULL) != 0) {
+		snprintf(err, errlen, "cannot set up the event loop");
+		return -ENOMEM;
+	}
 	if (!path || !*path)
 		return 0;
-	f = fopen(path, "we");
-	if (!f) {
-		snprintf(err, errlen, "cannot write the pid file %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	bad = fprintf(f, "%d\n", (int)getpid()) < 0;
-	bad |= fclose(f) != 0;
-	if (bad) {
-		snprintf(err, errlen, "cannot write the pid file %s: %s", path, strerror(errno));
-		unlink(path);
-		return -EIO;
-	}
-	a->wrote_pid_file = 1;
-	return 0;
+	a->pid_file = mr_pid_file_acquire(path, err, errlen);
+	return a->pid_file ? 0 : -EEXIST;
 }
 
 static int open_parts(struct agent *a, char *err, size_t errlen)
@@ -167,17 +161,21 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 					  .drain_ms = DRAIN_MS,
 					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
 					  .bench_pid = o->bench_pid };
+	struct mr_http_opts http = { .max_connections = o->http_max_connections,
+				     .timeout_ms = o->http_timeout_ms };
 
 	a->base = event_base_new();
 	if (!a->base) {
 		snprintf(err, errlen, "cannot create the event loop: out of memory");
 		return -ENOMEM;
 	}
+	if (take_pid_file(a, err, errlen) != 0)
+		return -EEXIST;
 	a->metrics = mr_metrics_new(err, errlen);
 	if (!a->metrics)
 		return -ENOMEM;
 	if (o->http_address && *o->http_address &&
-	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, err, errlen)))
+	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, &http, err, errlen)))
 		return -EADDRNOTAVAIL;
 	a->dp = mr_data_plane_open(&dpo, err, errlen);
 	if (!a->dp)
@@ -199,10 +197,11 @@ static void close_parts(struct agent *a)
 	mr_agent_stats_free(&a->stats);
 	mr_http_close(a->http);
 	mr_metrics_free(a->metrics);
+	if (a->hup)
+		event_free(a->hup);
 	if (a->base)
 		event_base_free(a->base);
-	if (a->wrote_pid_file)
-		unlink(a->opts->pid_file);
+	mr_pid_file_release(a->pid_file);
 }
 
 static int run(struct agent *a, char *err, size_t errlen)
@@ -221,10 +220,6 @@ static int run(struct agent *a, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up the event loop");
 		return -ENOMEM;
 	}
-	/* Only now: `moonrover reload` may send SIGHUP as soon as it exists. */
-	rc = write_pid_file(a, err, errlen);
-	if (rc != 0)
-		return rc;
 	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
 	if (a->http)
 		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u",

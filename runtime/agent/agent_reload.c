@@ -1,46 +1,40 @@
 /* agent_reload.c - `moonrover reload`: finds the running agent through its
- * pid file and sends it SIGHUP. */
+ * pid file and sends it SIGHUP, only when the process the file names holds
+ * the file's lock (base/pid_file.h): a stale file, a reused pid or another
+ * moonrover command is never signalled. The signal goes through a pidfd
+ * opened before the last check, so it cannot reach a process that took the
+ * pid meanwhile. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
 
 #include "api.h"
-#include "proc/proc_files.h"
-
-static int32_t read_pid(const char *pid_file, char *err, size_t errlen)
-{
-	FILE *f = fopen(pid_file, "re");
-	int pid = 0, ok;
-
-	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s (is the agent running?)", pid_file,
-			 strerror(errno));
-		return -ENOENT;
-	}
-	ok = fscanf(f, "%d", &pid) == 1 && pid > 0;
-	fclose(f);
-	if (!ok) {
-		snprintf(err, errlen, "%s does not hold a process id", pid_file);
-		return -EINVAL;
-	}
-	return pid;
-}
+#include "base/log.h"
+#include "base/pid_file.h"
 
 int32_t mr_agent_reload(const char *pid_file, char *err, size_t errlen)
 {
-	char comm[32];
-	int32_t pid = read_pid(pid_file, err, errlen);
+	int32_t pid = mr_pid_file_holder(pid_file, err, errlen), again;
+	int pidfd, rc = 0;
 
 	if (pid < 0)
 		return pid;
-	if (mr_proc_comm(pid, comm, sizeof(comm)) <= 0 || strcmp(comm, "moonrover") != 0) {
-		snprintf(err, errlen, "process %d (from %s) is not a running moonrover agent", pid, pid_file);
-		return -ESRCH;
-	}
-	if (kill(pid, SIGHUP) != 0) {
-		snprintf(err, errlen, "cannot signal the agent (pid %d): %s", pid, strerror(errno));
-		return -errno;
-	}
-	return pid;
+	pidfd = pidfd_open(pid, 0);
+	if (pidfd < 0)
+		return mr_error(err, errlen, -errno, "cannot signal the agent (pid %d): %s", (int)pid,
+				strerror(errno));
+	again = mr_pid_file_holder(pid_file, err, errlen);
+	if (again < 0)
+		rc = again;
+	else if (again != pid)
+		rc = mr_error(err, errlen, -EAGAIN,
+			      "the agent holding %s changed while being signalled; try again", pid_file);
+	else if (pidfd_send_signal(pidfd, SIGHUP, NULL, 0) != 0)
+		rc = mr_error(err, errlen, -errno, "cannot signal the agent (pid %d): %s", (int)pid,
+			      strerror(errno));
+	close(pidfd);
+	return rc ? rc : pid;
 }

@@ -9,51 +9,92 @@
 
 #include "base/log.h"
 #include "base/output_file.h"
+#include "base/safe_path.h"
 
 #define OUTPUT_MODE 0644
 
 struct mr_output {
-	char *path;     /* the target, "-" for standard output */
-	char *tmp_path; /* NULL for standard output */
+	char *path;       /* the target as given, "-" for standard output */
+	const char *name; /* the target's name in dirfd (inside path) */
+	char *tmp_name;   /* the temporary file in dirfd; NULL when written in place */
+	int dirfd;        /* the target's directory; -1 for standard output */
 	int fd;
 	int error; /* the first negative errno met while writing, or 0 */
 };
+
+static const char LINK_REFUSED[] = "it is a symbolic link, and outputs are never written through a "
+				   "link nor put in its place (name the file itself, or - for "
+				   "standard output)";
 
 static int is_stdout(const char *path)
 {
 	return strcmp(path, "-") == 0;
 }
 
-static int make_temp(mr_output *o)
+static int make_temp(mr_output *o, char *why, size_t whylen)
 {
-	static const char suffix[] = ".XXXXXX";
-	size_t len = strlen(o->path);
+	o->fd = mr_safe_path_create_temp(o->dirfd, o->name, OUTPUT_MODE, &o->tmp_name, why, whylen);
+	return o->fd < 0 ? o->fd : 0;
+}
 
-	o->tmp_path = malloc(len + sizeof(suffix));
-	if (!o->tmp_path)
-		return -ENOMEM;
-	memcpy(o->tmp_path, o->path, len);
-	memcpy(o->tmp_path + len, suffix, sizeof(suffix));
-	/* mkostemp creates with O_EXCL: a planted link is never followed. */
-	o->fd = mkostemp(o->tmp_path, O_CLOEXEC);
+/* A FIFO or a character device (/dev/null) is written in place: replacing
+ * it with a file would break it for everyone else. */
+static int open_in_place(mr_output *o, mode_t type, char *why, size_t whylen)
+{
+	struct stat st;
+
+	o->fd = openat(o->dirfd, o->name, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	if (o->fd < 0)
-		return -errno;
-	return fchmod(o->fd, OUTPUT_MODE) == 0 ? 0 : -errno;
+		return mr_error(why, whylen, errno == ELOOP ? -ELOOP : -errno, "%s",
+				errno == ELOOP ? LINK_REFUSED : strerror(errno));
+	if (fstat(o->fd, &st) != 0)
+		return mr_error(why, whylen, -errno, "%s", strerror(errno));
+	return (st.st_mode & S_IFMT) == type
+		       ? 0
+		       : mr_error(why, whylen, -EAGAIN, "it changed while being opened");
+}
+
+/* Decides from what is at the target now: nothing or a regular file gets a
+ * temporary file renamed over it at commit; a link is refused. */
+static int open_target(mr_output *o, char *why, size_t whylen)
+{
+	size_t name_at;
+	struct stat st;
+
+	o->dirfd = mr_safe_path_open_dir(o->path, &name_at, why, whylen);
+	if (o->dirfd < 0)
+		return o->dirfd;
+	o->name = o->path + name_at;
+	if (fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? make_temp(o, why, whylen)
+				       : mr_error(why, whylen, -errno, "%s", strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return make_temp(o, why, whylen);
+	if (S_ISLNK(st.st_mode))
+		return mr_error(why, whylen, -ELOOP, "%s", LINK_REFUSED);
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+		return open_in_place(o, st.st_mode & S_IFMT, why, whylen);
+	if (S_ISDIR(st.st_mode))
+		return mr_error(why, whylen, -EISDIR, "%s", strerror(EISDIR));
+	return mr_error(why, whylen, -EINVAL, "it is not a regular file, a FIFO or a character device");
 }
 
 static void release(mr_output *o)
 {
-	if (o->fd >= 0 && o->tmp_path)
+	if (o->fd >= 0 && o->dirfd >= 0)
 		(void)close(o->fd); /* only after a failure: the file is thrown away */
-	if (o->tmp_path)
-		(void)unlink(o->tmp_path);
-	free(o->tmp_path);
+	if (o->tmp_name)
+		(void)unlinkat(o->dirfd, o->tmp_name, 0);
+	if (o->dirfd >= 0)
+		(void)close(o->dirfd);
+	free(o->tmp_name);
 	free(o->path);
 	free(o);
 }
 
 mr_output *mr_output_open(const char *path, char *err, size_t errlen)
 {
+	char why[512] = "out of memory";
 	mr_output *o;
 	int rc = -ENOMEM;
 
@@ -63,13 +104,14 @@ mr_output *mr_output_open(const char *path, char *err, size_t errlen)
 	}
 	o = calloc(1, sizeof(*o));
 	if (o) {
+		o->dirfd = -1;
 		o->fd = is_stdout(path) ? STDOUT_FILENO : -1;
 		o->path = strdup(path);
-		rc = !o->path ? -ENOMEM : is_stdout(path) ? 0 : make_temp(o);
+		rc = !o->path ? -ENOMEM : is_stdout(path) ? 0 : open_target(o, why, sizeof(why));
 	}
 	if (rc == 0)
 		return o;
-	mr_error(err, errlen, rc, "cannot write %s: %s", path, strerror(-rc));
+	mr_error(err, errlen, rc, "cannot write %s: %s", path, why);
 	if (o)
 		release(o);
 	return NULL;
@@ -103,24 +145,27 @@ int mr_output_write(mr_output *o, const void *data, size_t len, char *err, size_
 	return rc ? mr_error(err, errlen, rc, "cannot write %s: %s", o->path, strerror(-rc)) : 0;
 }
 
-/* Syncs, closes (checking both) and renames onto the target. */
+/* Syncs, closes (checking both) and renames onto the target; a file written
+ * in place is only closed. */
 static int finish(mr_output *o)
 {
 	int fd = o->fd;
 
 	if (o->error)
 		return o->error;
-	if (!o->tmp_path)
-		return 0;
-	if (fsync(fd) != 0)
+	if (o->dirfd < 0)
+		return 0; /* standard output */
+	if (o->tmp_name && fsync(fd) != 0)
 		return -errno;
 	o->fd = -1;
 	if (close(fd) != 0)
 		return -errno;
-	if (rename(o->tmp_path, o->path) != 0)
+	if (!o->tmp_name)
+		return 0;
+	if (renameat(o->dirfd, o->tmp_name, o->dirfd, o->name) != 0)
 		return -errno;
-	free(o->tmp_path);
-	o->tmp_path = NULL;
+	free(o->tmp_name);
+	o->tmp_name = NULL;
 	return 0;
 }
 

@@ -1,191 +1,188 @@
 /* http_endpoint.c - the agent's HTTP endpoint on the caller's libevent base:
  * GET /metrics (a metrics registry as Prometheus text) and GET /healthz (200
  * with the health text when healthy, 503 when not). Everything else gets
- * 404, or 405 on a known path. Requests are bounded in size and time. The
- * registry must outlive the server. Single-threaded, like the event loop. */
+ * 404, or 405 on a known path. Requests are bounded in size and in time (a
+ * deadline for the whole request), open connections in number
+ * (http_listener.c, http_conn.c), and what the endpoint drops is counted in
+ * the registry. The registry must outlive the server. Single-threaded, like
+ * the event loop. */
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include <event2/buffer.h>
-#include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 
-#include "api_test.h"
-#include "base/host_port.h"
+#include "metrics/http_internal.h"
 
 enum {
-	HTTP_MAX_HEADERS = 8192, /* request line and headers, bytes */
-	HTTP_MAX_BODY = 4096,
-	HTTP_TIMEOUT_S = 10,
-	HTTP_ANY_METHOD = EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
-			  EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
-			  EVHTTP_REQ_PATCH,
+	HTTP_MAX_CONNECTIONS = 64,
+	HTTP_TIMEOUT_MS = 10000,
 };
 
 static const char METRICS_TYPE[] = "text/plain; version=0.0.4; charset=utf-8";
 static const char TEXT_TYPE[] = "text/plain; charset=utf-8";
 
-struct mr_http {
-	struct evhttp *http;
-	mr_metrics *metrics;
-	uint16_t port;
-	int healthy;
-	char *health_text; /* NULL: the default text for the state */
+/* An answer being written: where, and how. */
+struct answer {
+	struct evbuffer *out;
+	int head;  /* HEAD: no body, the same headers */
+	int close; /* the connection closes after it */
+	int rc;    /* -ENOMEM when it could not be written */
 };
 
-/* Sends a complete reply; when it cannot be built the client gets a 500. */
-static void reply(struct evhttp_request *req, int code, const char *reason, const char *type,
-		  const char *body, size_t len)
+static void reply(struct answer *a, int code, const char *reason, const char *type, const char *body,
+		  size_t len)
 {
-	struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
-	struct evbuffer *out = evhttp_request_get_output_buffer(req);
-	int head = evhttp_request_get_command(req) == EVHTTP_REQ_HEAD; /* libevent sends any body */
-
-	if (evhttp_add_header(headers, "Content-Type", type) ||
-	    (code == 405 && evhttp_add_header(headers, "Allow", "GET, HEAD")) ||
-	    (!head && evbuffer_add(out, body, len))) {
-		evhttp_send_error(req, HTTP_INTERNAL, NULL);
-		return;
-	}
-	evhttp_send_reply(req, code, reason, NULL);
+	if (evbuffer_add_printf(a->out,
+				"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n", code,
+				reason, type, len, code == 405 ? "Allow: GET, HEAD\r\n" : "",
+				a->close ? "Connection: close\r\n" : "") < 0 ||
+	    (!a->head && evbuffer_add(a->out, body, len) != 0))
+		a->rc = -ENOMEM;
 }
 
-static void reply_text(struct evhttp_request *req, int code, const char *reason, const char *text)
+static void reply_text(struct answer *a, int code, const char *reason, const char *text)
 {
-	reply(req, code, reason, TEXT_TYPE, text, strlen(text));
+	reply(a, code, reason, TEXT_TYPE, text, strlen(text));
 }
 
-static void serve_metrics(struct mr_http *h, struct evhttp_request *req)
+static void serve_metrics(struct mr_http *h, struct answer *a)
 {
 	size_t len = 0;
 	const char *text = mr_metrics_render(h->metrics, &len);
 
 	if (!text) {
-		reply_text(req, HTTP_INTERNAL, "Internal Server Error", "out of memory\n");
+		reply_text(a, 500, "Internal Server Error", "out of memory\n");
 		return;
 	}
-	reply(req, HTTP_OK, "OK", METRICS_TYPE, text, len);
+	reply(a, 200, "OK", METRICS_TYPE, text, len);
 }
 
-static void serve_health(struct mr_http *h, struct evhttp_request *req)
+static void serve_health(struct mr_http *h, struct answer *a)
 {
 	const char *text = h->health_text ? h->health_text : h->healthy ? "ok\n" : "unhealthy\n";
 
 	if (h->healthy)
-		reply_text(req, HTTP_OK, "OK", text);
+		reply_text(a, 200, "OK", text);
 	else
-		reply_text(req, HTTP_SERVUNAVAIL, "Service Unavailable", text);
+		reply_text(a, 503, "Service Unavailable", text);
 }
 
-static void handle(struct evhttp_request *req, void *arg)
+static int is_path(const struct mr_http_request *req, const char *path)
 {
-	struct mr_http *h = arg;
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-	enum evhttp_cmd_type method = evhttp_request_get_command(req);
-	int is_metrics = path && strcmp(path, "/metrics") == 0;
-	int is_health = path && strcmp(path, "/healthz") == 0;
+	return req->path_len == strlen(path) && memcmp(req->path, path, req->path_len) == 0;
+}
+
+int mr_http_answer(struct mr_http *h, const struct mr_http_request *req, int close, struct evbuffer *out)
+{
+	struct answer a = { .out = out, .head = req->method == MR_HTTP_HEAD, .close = close };
+	int is_metrics = is_path(req, "/metrics");
+	int is_health = is_path(req, "/healthz");
 
 	if (!is_metrics && !is_health)
-		reply_text(req, HTTP_NOTFOUND, "Not Found", "not found\n");
-	else if (method != EVHTTP_REQ_GET && method != EVHTTP_REQ_HEAD)
-		reply_text(req, HTTP_BADMETHOD, "Method Not Allowed", "method not allowed\n");
+		reply_text(&a, 404, "Not Found", "not found\n");
+	else if (req->method == MR_HTTP_OTHER)
+		reply_text(&a, 405, "Method Not Allowed", "method not allowed\n");
 	else if (is_metrics)
-		serve_metrics(h, req);
+		serve_metrics(h, &a);
 	else
-		serve_health(h, req);
+		serve_health(h, &a);
+	return a.rc;
 }
 
-/* Resolves host the way the listener will, for a clear message when it cannot. */
-static int check_host(const char *host, const char *address, char *err, size_t errlen)
+int mr_http_answer_error(int code, struct evbuffer *out)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE };
-	struct addrinfo *ai = NULL;
-	int rc = getaddrinfo(host, NULL, &hints, &ai);
+	struct answer a = { .out = out, .close = 1 };
 
-	if (rc) {
-		snprintf(err, errlen, "cannot listen on %s: %s", address, gai_strerror(rc));
-		return -EINVAL;
-	}
-	freeaddrinfo(ai);
-	return 0;
+	if (code == 413)
+		reply_text(&a, 413, "Payload Too Large", "request body too large\n");
+	else if (code == 501)
+		reply_text(&a, 501, "Not Implemented", "request bodies in chunks are not accepted\n");
+	else if (code == 505)
+		reply_text(&a, 505, "HTTP Version Not Supported", "HTTP/1.0 and HTTP/1.1 only\n");
+	else
+		reply_text(&a, 400, "Bad Request", "bad request\n");
+	return a.rc;
 }
 
-static uint16_t bound_port(struct evhttp_bound_socket *sock)
+void mr_http_count_open(struct mr_http *h)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	evutil_socket_t fd = evhttp_bound_socket_get_fd(sock);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		return 0;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	h->stats.open++;
+	h->stats.accepted++;
+	mr_metrics_set(h->metrics, h->series_open, h->stats.open);
+	mr_metrics_add(h->metrics, h->series_accepted, 1);
 }
 
-static int listen_on(struct mr_http *h, const char *address, char *err, size_t errlen)
+void mr_http_count_close(struct mr_http *h, enum mr_http_close why)
 {
-	char host[NI_MAXHOST];
-	uint16_t port;
-	struct evhttp_bound_socket *sock;
-
-	if (mr_host_port_parse(address, host, sizeof(host), &port) != 0) {
-		snprintf(err, errlen, "cannot listen on %s: expected host:port or [ipv6]:port", address);
-		return -EINVAL;
+	h->stats.open--;
+	mr_metrics_set(h->metrics, h->series_open, h->stats.open);
+	if (why == MR_HTTP_CLOSE_EVICTED) {
+		h->stats.evicted++;
+		mr_metrics_add(h->metrics, h->series_evicted, 1);
+	} else if (why == MR_HTTP_CLOSE_TIMEOUT) {
+		h->stats.timed_out++;
+		mr_metrics_add(h->metrics, h->series_timed_out, 1);
 	}
-	if (check_host(host, address, err, errlen))
-		return -EINVAL;
-	errno = 0;
-	sock = evhttp_bind_socket_with_handle(h->http, host, port);
-	if (!sock) {
-		snprintf(err, errlen, "cannot listen on %s: %s", address,
-			 errno ? strerror(errno) : "bind failed");
-		return -EINVAL;
-	}
-	h->port = bound_port(sock);
-	if (h->port == 0) {
-		snprintf(err, errlen, "cannot listen on %s: getsockname: %s", address, strerror(errno));
-		return -EINVAL;
-	}
-	return 0;
 }
 
-static void set_limits(struct evhttp *http)
+void mr_http_count_accept_error(struct mr_http *h)
 {
-	evhttp_set_max_headers_size(http, HTTP_MAX_HEADERS);
-	evhttp_set_max_body_size(http, HTTP_MAX_BODY);
-	evhttp_set_timeout(http, HTTP_TIMEOUT_S);
-	evhttp_set_allowed_methods(http, HTTP_ANY_METHOD);
+	h->stats.accept_errors++;
+	mr_metrics_add(h->metrics, h->series_accept_errors, 1);
 }
 
-mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, char *err, size_t errlen)
+static int add_series(struct mr_http *h, char *err, size_t errlen)
+{
+	static const char CLOSED_HELP[] =
+		"HTTP connections the endpoint closed with a request unanswered: evicted "
+		"(oldest first, to stay within the connection cap) or timeout (the "
+		"whole-request deadline)";
+	mr_metrics *m = h->metrics;
+
+	h->series_open = mr_metrics_series(m, MR_GAUGE, "moonrover_http_connections",
+					   "HTTP connections open now", "", err, errlen);
+	h->series_accepted = mr_metrics_series(m, MR_COUNTER, "moonrover_http_connections_total",
+					       "HTTP connections accepted", "", err, errlen);
+	h->series_evicted = mr_metrics_series(m, MR_COUNTER, "moonrover_http_connections_closed_total",
+					      CLOSED_HELP, "reason=\"evicted\"", err, errlen);
+	h->series_timed_out = mr_metrics_series(m, MR_COUNTER, "moonrover_http_connections_closed_total",
+						CLOSED_HELP, "reason=\"timeout\"", err, errlen);
+	h->series_accept_errors =
+		mr_metrics_series(m, MR_COUNTER, "moonrover_http_accept_errors_total",
+				  "accept() failures on the HTTP endpoint (each pauses accepting "
+				  "for 100 ms)",
+				  "", err, errlen);
+	return h->series_open < 0 || h->series_accepted < 0 || h->series_evicted < 0 ||
+			       h->series_timed_out < 0 || h->series_accept_errors < 0
+		       ? -EINVAL
+		       : 0;
+}
+
+mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const struct mr_http_opts *o, char *err,
+		      size_t errlen)
 {
 	struct mr_http *h;
+	uint32_t timeout_ms = o && o->timeout_ms ? o->timeout_ms : HTTP_TIMEOUT_MS;
 
 	if (!base || !address || !m) {
 		snprintf(err, errlen, "an event base, an address and a registry are required");
 		return NULL;
 	}
 	h = calloc(1, sizeof(*h));
-	if (!h || !(h->http = evhttp_new(base))) {
+	if (!h) {
 		snprintf(err, errlen, "cannot listen on %s: out of memory", address);
-		free(h);
 		return NULL;
 	}
+	h->base = base;
 	h->metrics = m;
 	h->healthy = 1;
-	set_limits(h->http);
-	evhttp_set_gencb(h->http, handle, h);
-	if (listen_on(h, address, err, errlen)) {
+	h->fd = -1;
+	h->max_conns = o && o->max_connections ? o->max_connections : HTTP_MAX_CONNECTIONS;
+	h->timeout.tv_sec = timeout_ms / 1000;
+	h->timeout.tv_usec = (timeout_ms % 1000) * 1000;
+	if (add_series(h, err, errlen) != 0 || mr_http_listen(h, address, err, errlen) != 0) {
 		mr_http_close(h);
 		return NULL;
 	}
@@ -195,6 +192,11 @@ mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, char *err,
 uint16_t mr_http_port(const mr_http *h)
 {
 	return h ? h->port : 0;
+}
+
+void mr_http_stats(const mr_http *h, struct mr_http_stats *out)
+{
+	*out = h->stats;
 }
 
 void mr_http_set_health(mr_http *h, int32_t healthy, const char *text)
@@ -210,7 +212,7 @@ void mr_http_close(mr_http *h)
 {
 	if (!h)
 		return;
-	evhttp_free(h->http);
+	mr_http_unlisten(h);
 	free(h->health_text);
 	free(h);
 }

@@ -226,6 +226,22 @@ describe("moonrover profile (end to end)", function()
     assert.same(1, select(2, stderr:gsub("\n", "")))
   end)
 
+  it("refuses an output that is another user's link in /tmp, in every format, touching neither", function()
+    local tmp, victim = dir .. "/tmp", dir .. "/victim"
+    assert.same(0, (e2e.run("mkdir -m 1777 " .. tmp)))
+    require("support.files").write(victim, "precious\n")
+    for _, name in ipairs({ "link.folded", "link.svg", "link.pb.gz" }) do
+      local link = tmp .. "/" .. name
+      assert.same(0, (e2e.run("ln -s " .. victim .. " " .. link .. " && chown -h nobody " .. link)))
+      local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", link })
+      assert.same(1, code, stdout)
+      assert.same("moonrover profile: cannot write " .. link .. ": it is a symbolic link, and outputs are never " ..
+        "written through a link nor put in its place (name the file itself, or - for standard output)\n", stderr)
+      assert.same(victim .. "\n", select(2, e2e.run("readlink " .. link)))
+    end
+    assert.same("precious\n", e2e.read_all(victim))
+  end)
+
   it("writes every format to standard output with -o -", function()
     local pid = spawn("cpu_ratio", "30")
     for _, case in ipairs({ { "pprof", "gunzip -c | head -c 2 | od -An -tx1", " 0a %x%x" },

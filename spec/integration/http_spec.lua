@@ -134,7 +134,7 @@ describe("HTTP server", function()
   end)
 
   local function open(address)
-    local h, err = rt.call(lib.mr_http_open, base, address, m)
+    local h, err = rt.call(lib.mr_http_open, base, address, m, nil)
     if h then
       servers[#servers + 1] = h
     end
@@ -174,7 +174,9 @@ describe("HTTP server", function()
     local status, headers, body = request(h, "GET", "/metrics")
     assert.equal(200, status)
     assert.equal("text/plain; version=0.0.4; charset=utf-8", headers["content-type"])
-    assert.equal('# HELP hits_total Hits.\n# TYPE hits_total counter\nhits_total{kind="a"} 3\n', body)
+    local hits = '# HELP hits_total Hits.\n# TYPE hits_total counter\nhits_total{kind="a"} 3\n'
+    assert.equal(hits, body:sub(-#hits))
+    assert.matches("\nmoonrover_http_connections 1\n", body, 1, true) -- this request's
     lib.mr_metrics_add(m, id, 2)
     status, headers, body = request(h, "GET", "/metrics?x=1")
     assert.matches("^text/plain", headers["content-type"])
@@ -231,6 +233,48 @@ describe("HTTP server", function()
       assert.equal(case[2], (parse_response(raw)), raw:sub(1, 80))
     end
     assert.equal(200, (request(h, "GET", "/healthz")))
+  end)
+
+  it("keeps a connection open between requests and answers pipelined ones in order", function()
+    local h = assert(open("127.0.0.1:0"))
+    local raw = exchange("127.0.0.1", lib.mr_http_port(h), "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n" ..
+      "HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET http://a/nothing?x HTTP/1.1\r\nHost: a\r\n\r\n" ..
+      "GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    local statuses = {}
+    for code in raw:gmatch("HTTP/1%.1 (%d%d%d)") do
+      statuses[#statuses + 1] = tonumber(code)
+    end
+    assert.same({ 200, 200, 404, 200 }, statuses)
+    assert.equal(1, select(2, raw:gsub("Connection: close", "")))
+    local status, headers, body = parse_response(exchange("127.0.0.1", lib.mr_http_port(h),
+      "GET /healthz HTTP/1.0\n\n"))
+    assert.equal(200, status)
+    assert.equal("close", headers["connection"])
+    assert.equal("ok\n", body)
+  end)
+
+  it("refuses requests that could mean two things, with the status that says why", function()
+    local h = assert(open("127.0.0.1:0"))
+    local port = lib.mr_http_port(h)
+    for _, case in ipairs({
+      { "GET /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501 },
+      { "GET /metrics HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxx", 400 },
+      { "GET /metrics HTTP/1.1\r\nX: a\r\n b\r\n\r\n", 400 },
+      { "GET /metrics HTTP/1.1\r\nX: a\rb\r\n\r\n", 400 },
+      { "GET /metrics HTTP/2.0\r\n\r\n", 505 },
+      { "GET /metrics\r\n\r\n", 400 },
+      { "GET  /metrics HTTP/1.1\r\n\r\n", 400 },
+      { "GET metrics HTTP/1.1\r\n\r\n", 400 },
+    }) do
+      local status, headers = parse_response(exchange("127.0.0.1", port, case[1]))
+      assert.equal(case[2], status, case[1])
+      assert.equal("close", headers["connection"], case[1])
+    end
+    local status, _, body = parse_response(exchange("127.0.0.1", port,
+      "POST /healthz HTTP/1.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"))
+    assert.equal(405, status)
+    assert.equal("method not allowed\n", body)
+    assert.equal(405, (parse_response(exchange("127.0.0.1", port, "get /healthz HTTP/1.1\r\n\r\n"))))
   end)
 
   it("binds an ephemeral port and refuses a second server on it", function()

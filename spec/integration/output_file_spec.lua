@@ -1,9 +1,19 @@
 -- output_file_spec.lua - output files (runtime/base/output_file.c through
 -- moonrover.output_file): the target changes only when a write is complete,
--- a planted link is replaced, never followed, and nothing is left behind.
+-- a link is never followed nor replaced, a FIFO or device is written in
+-- place, and nothing is left behind.
+local e2e = require("support.e2e")
 local files = require("support.files")
 local output_file = require("moonrover.output_file")
+local rt = require("moonrover.rt").with_test_api()
 local shell = require("support.shell")
+local skip = require("support.skip")
+
+-- Cases that give a file to another user or make a device node.
+local as_root = skip.guard(it, pending, not e2e.is_root() and "needs root (chown, mknod)" or nil)
+
+local LINK_REFUSED = "it is a symbolic link, and outputs are never written through a link nor put in its place " ..
+  "(name the file itself, or - for standard output)"
 
 local function listing(dir)
   return shell.capture("ls -A " .. dir)
@@ -39,21 +49,78 @@ describe("output files", function()
     assert.equal("out.txt\n", listing(dir))
   end)
 
-  it("replaces a planted link instead of writing through it", function()
+  it("refuses a target that is a symbolic link, leaving the link and what it points to as they were", function()
     files.write(dir .. "/victim", "precious")
     shell.must("ln -s " .. dir .. "/victim " .. dir .. "/out.txt")
-    local out = assert(output_file.open(dir .. "/out.txt"))
-    out:write("profile")
-    assert.is_true(out:commit())
+    local out, err = output_file.open(dir .. "/out.txt")
+    assert.is_nil(out)
+    assert.equal("cannot write " .. dir .. "/out.txt: " .. LINK_REFUSED, err)
     assert.equal("precious", files.read(dir .. "/victim"))
-    assert.equal("profile", files.read(dir .. "/out.txt"))
-    assert.equal("", shell.capture("find " .. dir .. " -type l"))
+    assert.equal(dir .. "/victim\n", shell.capture("readlink " .. dir .. "/out.txt"))
+    assert.equal("out.txt\nvictim\n", listing(dir))
+  end)
+
+  as_root("does not follow another user's link in a sticky world-writable directory on the way", function()
+    shell.must("mkdir -m 1777 " .. dir .. "/tmp && mkdir -m 755 " .. dir .. "/etc")
+    files.write(dir .. "/etc/passwd", "precious")
+    shell.must("ln -s " .. dir .. "/etc " .. dir .. "/tmp/evil && chown -h nobody " .. dir .. "/tmp/evil")
+    local out, err = output_file.open(dir .. "/tmp/evil/passwd")
+    assert.is_nil(out)
+    assert.equal("cannot write " .. dir .. "/tmp/evil/passwd: " .. dir .. "/tmp/evil is a symbolic link of uid " ..
+      shell.capture("id -u nobody"):gsub("%s+$", "") .. " in a sticky, world-writable directory " ..
+      "(not followed: another user may have planted it)", err)
+    assert.equal("precious", files.read(dir .. "/etc/passwd"))
+    assert.equal("passwd\n", listing(dir .. "/etc"))
+  end)
+
+  it("follows a link of its own, and links outside sticky world-writable directories", function()
+    shell.must("mkdir -m 1777 " .. dir .. "/tmp && mkdir " .. dir .. "/real")
+    shell.must("ln -s " .. dir .. "/real " .. dir .. "/tmp/mine && ln -s real " .. dir .. "/plain")
+    for _, path in ipairs({ dir .. "/tmp/mine/a.txt", dir .. "/plain/b.txt", dir .. "/plain/../real/c.txt" }) do
+      local out = assert(output_file.open(path))
+      out:write(path)
+      assert.is_true(out:commit())
+      assert.equal(path, files.read(path))
+    end
+    assert.equal("a.txt\nb.txt\nc.txt\n", listing(dir .. "/real"))
+  end)
+
+  it("writes into a FIFO in place instead of replacing it", function()
+    shell.must("mkfifo " .. dir .. "/fifo")
+    shell.must("(timeout 20 cat " .. dir .. "/fifo > " .. dir .. "/got.part && mv " .. dir .. "/got.part " .. dir ..
+      "/got) &")
+    local out = assert(output_file.open(dir .. "/fifo"))
+    out:write("through the pipe")
+    assert.is_true(out:commit())
+    for _ = 1, 2000 do
+      if files.read(dir .. "/got") then
+        break
+      end
+      rt.lib.mr_sys_sleep_ms(10)
+    end
+    assert.equal("through the pipe", files.read(dir .. "/got"))
+    assert.equal("p", shell.capture("stat -c %A " .. dir .. "/fifo"):sub(1, 1))
+  end)
+
+  as_root("writes into a character device in place (a private /dev/null) instead of replacing it", function()
+    shell.must("mknod -m 666 " .. dir .. "/null c 1 3")
+    local out = assert(output_file.open(dir .. "/null"))
+    out:write("discarded")
+    assert.is_true(out:commit())
+    assert.equal("c", shell.capture("stat -c %A " .. dir .. "/null"):sub(1, 1))
+    assert.equal("null\n", listing(dir))
+  end)
+
+  it("refuses a directory, and a path that names one", function()
+    shell.must("mkdir " .. dir .. "/sub")
+    assert.same({ nil, "cannot write " .. dir .. "/sub: Is a directory" }, { output_file.open(dir .. "/sub") })
+    assert.same({ nil, "cannot write " .. dir .. "/sub/: Is a directory" }, { output_file.open(dir .. "/sub/") })
   end)
 
   it("says why when the directory cannot be written, and when it is finished twice", function()
     local out, err = output_file.open(dir .. "/missing/out.txt")
     assert.is_nil(out)
-    assert.equal("cannot write " .. dir .. "/missing/out.txt: No such file or directory", err)
+    assert.equal("cannot write " .. dir .. "/missing/out.txt: " .. dir .. "/missing: No such file or directory", err)
     out = assert(output_file.open(dir .. "/out.txt"))
     assert.is_true(out:commit())
     assert.same({ nil, "cannot write " .. dir .. "/out.txt: already finished" }, { out:commit() })

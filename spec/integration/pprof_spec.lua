@@ -231,7 +231,7 @@ describe("mr_pprof_write", function()
   it("returns an error and a message for an unwritable path", function()
     local ok, err = write(on_cpu_profile(), "/proc/x/y", 0)
     assert.is_nil(ok)
-    assert.equal("cannot write /proc/x/y: No such file or directory", err)
+    assert.equal("cannot write /proc/x/y: /proc/x: No such file or directory", err)
   end)
 
   it("removes its temporary file when the final rename fails", function()

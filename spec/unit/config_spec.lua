@@ -453,6 +453,8 @@ describe("the shipped configs/rover_configs.yaml", function()
       ["pprof.port"] = "ROVER_PPROF_PORT",
       ["agent.scripts"] = "MOONROVER_AGENT_SCRIPTS",
       ["agent.http"] = "MOONROVER_AGENT_HTTP",
+      ["agent.http_max_connections"] = "MOONROVER_AGENT_HTTP_MAX_CONNECTIONS",
+      ["agent.http_timeout_ms"] = "MOONROVER_AGENT_HTTP_TIMEOUT_MS",
       ["agent.pid_file"] = "MOONROVER_AGENT_PID_FILE",
       ["agent.budget_ms"] = "MOONROVER_AGENT_BUDGET_MS",
       ["agent.batch"] = "MOONROVER_AGENT_BATCH",

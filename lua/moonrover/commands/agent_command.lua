@@ -26,6 +26,10 @@ _M.options = {
     help = "directory of your scripts (*.lua); a script named like a bundled one replaces it" },
   { name = "http", arg = "ADDRESS", default = "127.0.0.1:9464",
     help = "where to serve /metrics and /healthz ('off' disables)" },
+  { name = "http-max-connections", arg = "N", default = 64, convert = args.int_range(1, 4096),
+    help = "HTTP connections open at once; a new one closes another, the slowest sender first" },
+  { name = "http-timeout-ms", arg = "MS", default = 10000, convert = args.int_range(100, 600000),
+    help = "longest an HTTP request may take, from its first byte's wait to its answer sent" },
   { name = "pid-file", arg = "FILE", default = "/run/moonrover.pid",
     help = "where to write the agent's pid (used by 'moonrover reload'; 'off' disables)" },
   { name = "budget-ms", arg = "MS", default = 500, convert = args.int_range(10, 60000),
@@ -66,6 +70,8 @@ local ROVER_LEVELS = { trace = "debug", debug = "debug", info = "info", warn = "
 local FROM_CONFIG = {
   { "scripts", "agent.scripts", config.get_string },
   { "http", "agent.http", config.get_string },
+  { "http-max-connections", "agent.http_max_connections", config.get_int },
+  { "http-timeout-ms", "agent.http_timeout_ms", config.get_int },
   { "pid-file", "agent.pid_file", config.get_string },
   { "budget-ms", "agent.budget_ms", config.get_int },
   { "batch", "agent.batch", config.get_int },
@@ -111,6 +117,8 @@ function _M.opts_from(values, cfg)
     scripts_dir = lua_dir .. "/scripts",
     user_dir = values.scripts,
     http_address = off(values.http),
+    http_max_connections = values["http-max-connections"],
+    http_timeout_ms = values["http-timeout-ms"],
     pid_file = off(values["pid-file"]),
     budget_ms = values["budget-ms"],
     batch_max = values.batch,
@@ -168,6 +176,7 @@ function _M.run(values, given)
     o.log_level
   c.bench_pid = o.bench_pid
   c.script_memory_mib, c.strict, c.unsafe_scripts = o.script_memory_mib, o.strict, o.unsafe_scripts
+  c.http_max_connections, c.http_timeout_ms = o.http_max_connections, o.http_timeout_ms
   if values.config then
     keep[7], keep[8] = config_text, values.config
     c.config_text, c.config_name = keep[7], keep[8]

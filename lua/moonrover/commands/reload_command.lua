@@ -1,13 +1,16 @@
 -- reload_command.lua - `moonrover reload`: asks the running agent to reload its
--- scripts (SIGHUP through its pid file).
+-- scripts (SIGHUP through its pid file, only to the process holding that file's
+-- lock: see runtime/base/pid_file.h).
 local rt = require("moonrover.rt")
 
 local _M = {
   summary = "make the running agent reload its scripts",
   usage = "moonrover reload [--pid-file FILE]",
-  description = "Sends SIGHUP to the agent named by its pid file. The agent tries the new scripts on\n" ..
-    "a canary batch and swaps them in only if all succeed; its log and /metrics\n" ..
-    "(moonrover_reload_last_success) say how it went.",
+  description = "Sends SIGHUP to the agent named by its pid file, if that process holds the file's\n" ..
+    "lock (a stale file, or one naming another command, is refused and nothing is\n" ..
+    "signalled). The agent tries the new scripts on a canary batch and swaps them in\n" ..
+    "only if all succeed; its log and /metrics (moonrover_reload_last_success) say how\n" ..
+    "it went.",
   options = {
     { name = "pid-file", arg = "FILE", default = "/run/moonrover.pid", help = "the agent's pid file" },
   },
