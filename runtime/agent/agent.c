@@ -43,7 +43,7 @@ struct agent {
 	mr_pid_file *pid_file;
 };
 
-static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench" };
+static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench", "tcp", "net" };
 
 /* Hands queued batches to the scripts; returns 1 when some are left. */
 static int deliver_some(struct agent *a)

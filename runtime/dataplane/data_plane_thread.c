@@ -16,6 +16,7 @@
 
 #include "base/thread.h"
 #include "dataplane/data_plane_internal.h"
+#include "base/byte_queue.h"
 #include "base/spsc_queue.h"
 
 #define THREAD_NAME "mr-data-plane"
@@ -52,7 +53,7 @@ static uint64_t pushed(const struct mr_data_plane *d)
 	for (int i = 0; i < MR_STREAM_COUNT; i++)
 		if (d->queues[i])
 			n += mr_spsc_queue_pushed(d->queues[i]);
-	return n;
+	return d->net_queue ? n + mr_byte_queue_pushed(d->net_queue) : n;
 }
 
 static void notify(const struct mr_data_plane *d)
