@@ -246,6 +246,10 @@ mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err,
 int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen);
 /* Readable when a queue has events; the consumer reads it (8 bytes) to rearm. */
 int mr_data_plane_notify_fd(const mr_data_plane *d);
+/* For a consumer without an event loop: waits up to timeout_ms for queued
+ * events and rearms the notification. 1 when some arrived, 0 on timeout or
+ * when a signal cut the wait short. */
+int mr_data_plane_wait(mr_data_plane *d, int32_t timeout_ms);
 /* The stream's record storage: fixed for the data plane's life, so Lua casts
  * it once (NULL for a stream that is off). Records of a fixed-size stream
  * are mr_data_plane_record_size() bytes apart (0 for MR_STREAM_NET). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -197,6 +198,17 @@ int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen)
 int mr_data_plane_notify_fd(const mr_data_plane *d)
 {
 	return d->notify_fd;
+}
+
+int mr_data_plane_wait(mr_data_plane *d, int32_t timeout_ms)
+{
+	struct pollfd p = { .fd = d->notify_fd, .events = POLLIN };
+	uint64_t ignored;
+
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return 0; /* a timeout, or a signal for the caller to look at */
+	/* Rearm; EAGAIN only if another reader got there first. */
+	return read(d->notify_fd, &ignored, sizeof(ignored)) == (ssize_t)sizeof(ignored) || errno == EAGAIN;
 }
 
 static void close_fd(int fd)
