@@ -251,9 +251,9 @@ describe("coroot_metrics listening sockets", function()
     local line = 'container_net_tcp_listen_info{container_id="/system.slice/api.service",listen_addr="0.0.0.0:8080",'
       .. 'proxy=""} '
     assert.same({ line .. "1" }, reg:lines("container_net_tcp_listen_info"))
-    m:on_conn_event(ev("close", listen))
+    m:on_conn_event(ev("listen_close", listen))
     assert.same({ line .. "1" }, reg:lines("container_net_tcp_listen_info"))
-    m:on_conn_event(ev("close", { local_addr = "0.0.0.0:8080", pid = 101, remote_addr = "0.0.0.0:0" }))
+    m:on_conn_event(ev("listen_close", { local_addr = "0.0.0.0:8080", pid = 101 }))
     assert.same({ line .. "0" }, reg:lines("container_net_tcp_listen_info"))
   end)
 
@@ -396,7 +396,7 @@ describe("coroot_metrics across a hot reload", function()
     m2:on_conn_event(ev("close", { bytes_sent = 130 }))
     assert.equal(130, value(reg, "container_net_tcp_bytes_sent_total", dst_labels()))
     assert.equal(0, value(reg, "container_net_tcp_active_connections", dst_labels()))
-    m2:on_conn_event(ev("close", { local_addr = "0.0.0.0:8080", remote_addr = "" }))
+    m2:on_conn_event(ev("listen_close", { local_addr = "0.0.0.0:8080" }))
     assert.same({ 'container_net_tcp_listen_info{container_id="/system.slice/api.service",listen_addr="0.0.0.0:8080",'
       .. 'proxy=""} 0' }, reg:lines("container_net_tcp_listen_info"))
     m2:on_conn_event(ev("connect_failed"))

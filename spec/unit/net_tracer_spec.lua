@@ -167,16 +167,18 @@ describe("the network tracer", function()
     assert.equal(10, t:stats().connections)
   end)
 
-  it("reports the bytes of open connections every progress period", function()
+  it("reports the byte totals of every open connection each progress period, idle ones too", function()
     local t, got = new_tracer({ progress_ns = 5e9 })
     t:on_tcp_event(event(CONNECT, 15))
     t:on_data(data(15, EGRESS, "Q12345"))
     t:tick(6e9)
     local ev = got.events[#got.events]
-    assert.same({ "progress", 6, 0 }, { ev.kind, ev.bytes_sent, ev.bytes_received })
+    assert.same({ "progress", 6, 0, 15 }, { ev.kind, ev.bytes_sent, ev.bytes_received, ev.conn })
     local before = #got.events
+    t:tick(8e9)
+    assert.equal(before, #got.events) -- not a period yet
     t:tick(12e9)
-    assert.equal(before, #got.events) -- nothing moved since
+    assert.same({ "progress", 6 }, { got.events[before + 1].kind, got.events[before + 1].bytes_sent })
   end)
 
   it("hands its connections and their parsers' state to a new tracer (a hot reload)", function()

@@ -254,8 +254,8 @@ function ON.listen(self, ev, cid)
   h:set(1)
 end
 
--- A listening socket closed (a close event with no remote address, or port 0).
-function Metrics:listen_closed(ev, cid)
+-- A listening socket closed.
+function ON.listen_close(self, ev, cid)
   local k = cid .. "\0" .. tostring(ev.local_addr)
   local l = self.listens[k]
   if not l then
@@ -271,16 +271,8 @@ function Metrics:listen_closed(ev, cid)
   end
 end
 
-local function listening(ev)
-  local _, port = destination_filter.split_addr(ev.remote_addr)
-  return port == nil or port == 0
-end
-
 function ON.close(self, ev, cid)
   local key = conn_key(ev)
-  if not self.conns[key] and listening(ev) then
-    return self:listen_closed(ev, cid)
-  end
   local c = self:connection(ev, cid, key, false)
   if c then
     self:account(c, ev)

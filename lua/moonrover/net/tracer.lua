@@ -137,7 +137,7 @@ end
 
 local function new_conn(self, id, ts)
   local conn = { id = id, role = "unknown", opened_ns = ts, last_ns = ts, bytes = { [INGRESS] = 0, [EGRESS] = 0 },
-    progress = { [INGRESS] = 0, [EGRESS] = 0 }, next = {}, tries = 0 }
+    next = {}, tries = 0 }
   local gone = self.conns:add(conn)
   for _, old in ipairs(gone or {}) do
     self.watch[old.id] = nil
@@ -297,11 +297,12 @@ local function look_at(self, conn, now)
   end
 end
 
--- Bytes moved since the last progress event, per open connection.
+-- Every open connection's byte totals so far, idle ones too: consumers
+-- count deltas, and an open connection that is never reported again can be
+-- taken for gone.
 local function progress(self, now)
   for _, conn in self.conns:each() do
-    if conn.bytes[EGRESS] ~= conn.progress[EGRESS] or conn.bytes[INGRESS] ~= conn.progress[INGRESS] then
-      conn.progress[EGRESS], conn.progress[INGRESS] = conn.bytes[EGRESS], conn.bytes[INGRESS]
+    if not conn.closing_ns then
       conn_event(self, conn, "progress", now)
     end
   end
