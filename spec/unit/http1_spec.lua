@@ -216,7 +216,8 @@ describe("http1 on real streams", function()
     assert.same({ 200, 404, 200 }, statuses(ex))
     assert.same(size(r, 1), ex[1].request_bytes + ex[2].request_bytes + ex[3].request_bytes)
     assert.same(size(r, 2, #r), ex[1].response_bytes + ex[2].response_bytes + ex[3].response_bytes)
-    assert.same({ r[1].ts, r[1].ts, r[2].ts }, { ex[1].request_start_ns, ex[3].request_end_ns, ex[1].response_start_ns })
+    assert.same({ r[1].ts, r[1].ts, r[2].ts },
+      { ex[1].request_start_ns, ex[3].request_end_ns, ex[1].response_start_ns })
     assert.same(r[#r].ts, ex[3].response_end_ns)
     for _, e in ipairs(ex) do
       assert.same("pipelined", e.host)
@@ -387,7 +388,8 @@ describe("http1 on cut and damaged streams", function()
     end
     local ex = capture.replay(http1, split(records, 1024), { close = true })
     assert.same(2, #ex)
-    assert.same({ "/index.html", 200, #big, 1 }, { ex[1].target, ex[1].status, ex[1].request_bytes, ex[1].request_start_ns })
+    assert.same({ "/index.html", 200, #big, 1 },
+      { ex[1].target, ex[1].status, ex[1].request_bytes, ex[1].request_start_ns })
     assert.same({ "/index.html", 200 }, { ex[2].target, ex[2].status })
   end)
 

@@ -962,7 +962,7 @@ local function head_more(state, d, is_request, p, copied, total, ts, emit)
     return -1
   end
   local text = concat(d.parts) .. ffi_string(p, f >= 0 and f or n)
-  d.parts, d.plen = false, 0
+  d.parts, d.plen, d.mode = false, 0, START
   local e = parse_head(cast(u8p, text), 0, #text, is_request)
   if f >= 0 and e >= plen then
     d.bytes = e
@@ -1102,13 +1102,13 @@ function _M.on_idle(state, now_ns, idle_ns, emit)
   end
 end
 
--- A response whose head never completed: its status when the buffered part
--- shows it, else 0.
-local function partial_status(r)
+-- A response whose head never completed: H holds its version and status
+-- when the buffered part shows them, else status 0.
+local function partial_head(r)
   local text = concat(r.parts)
   reset_head()
   status_code(cast(u8p, text), 0, #text)
-  return H.status or 0
+  H.status = H.status or 0
 end
 
 function _M.on_close(state, _close_ns, emit)
@@ -1122,16 +1122,11 @@ function _M.on_close(state, _close_ns, emit)
       end
       finish_response(state, r, r.last_ts, emit)
     elseif r.mode == HEAD then
-      local ex = pending[1]
-      if ex then
-        remove(pending, 1)
-      else
-        ex = new_exchange()
-      end
-      ex.status = partial_status(r)
-      ex.response_start_ns, ex.response_end_ns, ex.response_bytes = r.ts0, r.last_ts, r.plen
+      partial_head(r)
+      local ex = open_response(state, r.ts0, emit)
       ex.error = ex.error or "closed mid-response"
-      deliver(ex, emit)
+      r.bytes = r.plen
+      finish_response(state, r, r.last_ts, emit)
     end
     if state.q_open then
       finish_request(state, q, q.last_ts)
