@@ -453,6 +453,33 @@ describe("http1 message rules", function()
     assert.same({ 3, 3 }, { ex[1].response_start_ns, ex[1].response_end_ns })
   end)
 
+  it("closes on a half-received response head while the request is still open", function()
+    local state = http1.new_state()
+    local ex = feed(state, {
+      { true, "POST /up HTTP/1.1\r\nContent-Length: 100\r\n\r\n0123456789", 1 },
+      { false, "HTTP/1.1 413 Payload Too La", 2 },
+    })
+    assert.same(0, #ex)
+    local out, emit = collector()
+    http1.on_close(state, 3, emit)
+    assert.same(1, #out)
+    assert.same({ "/up", 413, "closed mid-response", 1, 1, 52, 2, 2, 27 },
+      { out[1].target, out[1].status, out[1].error, out[1].request_start_ns, out[1].request_end_ns,
+        out[1].request_bytes, out[1].response_start_ns, out[1].response_end_ns, out[1].response_bytes })
+  end)
+
+  it("reads the final response after a 100 Continue whose head came in pieces", function()
+    local ex = feed(http1.new_state(), {
+      { true, "POST /up HTTP/1.1\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n", 1 },
+      { false, "HTTP/1.1 100 Cont", 2 },
+      { false, "inue\r\n\r\n", 3 },
+      { true, "ok", 4 },
+      { false, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n", 5 },
+    })
+    assert.same(1, #ex)
+    assert.same({ 201, 4, 5 }, { ex[1].status, ex[1].request_end_ns, ex[1].response_start_ns })
+  end)
+
   it("gives up the oldest of more than 64 waiting requests", function()
     local records = {}
     for k = 1, 70 do
