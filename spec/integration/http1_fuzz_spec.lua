@@ -1,4 +1,4 @@
--- Fuzz spec of the HTTP/1 protocol module: more than a million records made
+-- Fuzz spec of the HTTP/1 protocol module: two million records made
 -- from the real streams of spec/fixtures/http1 by bit flips, byte insertions
 -- and deletions, splices of other streams, random chunking, random copies
 -- shorter than the record, and gaps, idle calls and closes between them.
@@ -6,7 +6,8 @@
 -- (runtime/base/guarded_buffer.c), so that a read past `copied` faults the
 -- process instead of passing; one record in eight goes at its very start
 -- instead, for reads before the first byte. No call may raise, and every
--- exchange must be well formed. Seeded: every run makes the same inputs.
+-- exchange must be well formed; detect sees every record too. Seeded: every
+-- run makes the same inputs.
 local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 local bit = require("bit")
@@ -185,7 +186,7 @@ describe("http1 fuzz", function()
     assert.matches("^in bounds %d+ 3\nexit 139\n$", out)
   end)
 
-  it("takes a million mutated records without raising, reading outside them or emitting junk", function()
+  it("takes two million mutated records without raising, reading outside them or emitting junk", function()
     local guard = assert(rt.call(lib.mr_guarded_buffer_new, COPY_CAP + 4096))
     guard = ffi.gc(guard, lib.mr_guarded_buffer_free)
     local base = lib.mr_guarded_buffer_data(guard)
@@ -228,6 +229,11 @@ describe("http1 fuzz", function()
           end
           local ptr = rand(8) == 0 and base or base + (capacity - copied)
           ffi.copy(ptr, data, copied)
+          local seen
+          ok, seen = pcall(http1.detect, ptr, copied, r[1])
+          if not ok or type(seen) ~= "boolean" then
+            fail("detect gave " .. tostring(seen))
+          end
           ok, err = pcall(http1.on_data, state, r[1], ptr, copied, math.max(total, copied), ts, emit)
           calls = calls + 1
         end

@@ -1,66 +1,87 @@
 -- http1.lua - the HTTP/1.0 and HTTP/1.1 protocol module of the network
 -- tracer: turns the captured records of one connection (both directions)
--- into exchanges (a request and its response). Interface and exchange
--- fields: the protocol modules' contract (lua/moonrover/net/protocols/).
+-- into exchanges, a request and its response each. It has the interface of
+-- every module of lua/moonrover/net/protocols/ (name, detect, new_state,
+-- on_data, on_gap, on_idle, on_close) and emits the tracer's exchange
+-- tables; nothing in it is compiled or needs the runtime.
 --
 -- What is recognised
 -- - A request starts with one of GET POST PUT DELETE HEAD OPTIONS PATCH
---   CONNECT TRACE, a space, a target (no blank or line end in it), a space,
---   "HTTP/1.<digit>" and a line end (CRLF or a bare LF, also between headers).
---   A response starts with "HTTP/1.<digit> <3 digits>" then a space or a
---   line end. Header names are matched without regard to case.
--- - Kept: method, target (at most 1024 characters; a longer one, or one cut
---   by the capture, keeps its first 1021 and gets "..."), version, status,
---   Host (at most 256 bytes), and a trace id from sw8, traceparent, b3 or
---   x-b3-traceid (read in that order; see trace_context.lua), with the name
---   of the header it came from.
--- - Body length, as RFC 9112 says: no body after a request to HEAD, nor in
---   a 1xx, 204 or 304 response; then Transfer-Encoding whose last coding is
---   chunked (chunk sizes, extensions and trailers followed); then
---   Content-Length; else a request has no body and a response lasts until
---   the connection closes. An interim 1xx response (100 Continue, 103) is
---   skipped: the final response that follows is the one paired. A 101
---   response, or a 2xx one to CONNECT, ends the exchange and the connection
---   is no longer parsed (the bytes that follow are another protocol).
--- - Responses pair with requests in order (FIFO), so keep-alive connections
---   and pipelined requests pair right. Bytes are counted with each record's
---   total, copied or not: a 1 MiB response of 4096-byte copies is one
---   response of 1 MiB.
+--   CONNECT TRACE, a space, a target, a space, "HTTP/1.<digit>" and a line
+--   end (CRLF or a bare LF, here and between headers). A response starts
+--   with "HTTP/1.<digit> <3 digits>" then a space or a line end. Blank lines
+--   before a message are skipped. Header names match in any case.
+-- - Kept: method, target (at most 1024 characters: a longer one, or one cut
+--   by the capture, keeps its first 1021 and gets "..."), version (the
+--   request's, else the response's), status, Host (at most 256 bytes), and
+--   a trace id from sw8, traceparent, b3 or x-b3-traceid (the first valid
+--   one in that order: SkyWalking's backend knows traces by sw8's id; see
+--   trace_context.lua), with the name of its header.
+-- - Body length, as RFC 9112 says: none after a request to HEAD, nor in a
+--   1xx, 204 or 304 response; else Transfer-Encoding whose last coding is
+--   chunked (chunk sizes, extensions and trailers followed); else
+--   Content-Length; else none for a request, and for a response all until
+--   the connection closes. A message with a bad Content-Length, or a
+--   request with another coding, has a body of unknown end (below). An
+--   interim 1xx response (100 Continue, 103 Early Hints) is skipped, not
+--   timed nor counted: the final response after it is the one paired. A
+--   101 response, or a 2xx one to CONNECT, ends its exchange, and the
+--   connection is not parsed any more (what follows is another protocol or
+--   a tunnel).
+-- - Responses pair with requests in order (FIFO): keep-alive connections and
+--   pipelined requests pair right. Times: request_start_ns is the time of
+--   the record where the request starts, request_end_ns of the one where it
+--   ends; the same for the response. Sizes count every byte of the message,
+--   head and body, with each record's total, copied or not: a 1 MiB
+--   response copied 4096 bytes at a time is one response of 1 MiB. What is
+--   skipped between messages counts for none.
 --
 -- Where a message ends when bytes are missing
+-- - A head whose record ends before its blank line waits for the next
+--   record (16 KiB at most).
 -- - Content-Length: exactly, whatever was copied.
 -- - Chunked: exactly while every chunk-size line lies in copied bytes. When
---   one falls in bytes not copied (or a size line is malformed), the
---   message's end is no longer known: it goes on until a record whose copied
---   bytes end with the last chunk ("0" CRLF CRLF), a record that starts like
---   a new message of that direction, on_idle (the response ends at its last
---   record seen) or on_close.
--- - A head cut by the capture (copied < total before its blank line), or
---   longer than 16 KiB: what it shows is kept (a target cut there gets "..."),
---   and the message ends as just above (a response with no body after HEAD
---   and the like is not known then).
--- - Whatever the mode, a record that starts like a new message while a body
---   is expected ends the message before it, with the bytes seen (as when a
---   body went by sendfile and was not captured).
--- - error = "lost sync" marks an exchange of which a whole record was lost
---   (on_gap while its request or its response was under way): its size and
---   its end are guesses. An exchange whose end only had to be found as above
---   carries no error: its times are those of its records.
--- - A response with no request seen makes an exchange without method,
---   target or request times. After a gap in responses, on a connection
---   never seen pipelining, a response pairs with the newest waiting request
---   and the older ones are given up as "lost sync" (their responses were in
---   the lost record).
+--   one falls in bytes not copied (or is malformed), the end is no longer
+--   known: the message goes on until a record whose copied bytes end with
+--   the last chunk ("0" CRLF CRLF), a record that starts like a new message
+--   of its direction, on_idle (ending at its last record) or on_close.
+-- - A head cut by the copy (copied < total before its blank line), or over
+--   16 KiB: what it shows is kept (a target cut there gets "..."), and the
+--   message's end is unknown, as just above.
+-- - In a Content-Length or chunked body, a record that starts like a new
+--   message of its direction ends the message before it, with the bytes
+--   seen (so a body sent by sendfile and not captured costs one exchange's
+--   size, not the pairing of all that follow).
+-- - error = "lost sync": a whole record of the exchange was lost (on_gap
+--   while its request or response was under way), so its size and end are
+--   guesses; or its response was lost: after a gap in responses, on a
+--   connection never seen pipelining, a response pairs with the newest
+--   waiting request and the older ones are given up with this error and
+--   status 0. An exchange whose end had to be found as above carries no
+--   error: its times are those of its records.
+-- - error = "no response" (status 0): the connection closed, or more than
+--   64 requests waited. error = "closed mid-response": the close came
+--   before the response's end (a response that lasts until the close, or
+--   whose end was unknown, ends there without error).
+-- - A response whose request was not seen makes an exchange without method,
+--   target, host, version of the request or request fields; a side not
+--   seen has nil times and size.
 --
 -- Resynchronisation and limits
 -- - At the start (the first bytes may be the middle of a message), after a
 --   gap, and after anything not understood, bytes are skipped until a record
---   that starts like a message of its direction.
--- - Per connection: a partial head of at most 16 KiB, at most 64 requests
---   waiting for their response (past that the oldest is given up with
---   "no response"); strings are made only for method, target, Host and
---   trace headers. The state is plain data: it survives serialization.
--- - Never raises and never reads a byte at or past `copied`.
+--   that starts like a message of its direction. Skipped response bytes
+--   count as a gap for the pairing.
+-- - Per connection: one partial head of at most 16 KiB per direction, at
+--   most 64 requests waiting for their response; strings are made only for
+--   method, target, Host and trace headers. The state is plain data (it
+--   survives serialization across a reload). Never raises; never reads a
+--   byte at or past `copied` (spec/integration/http1_fuzz_spec.lua checks
+--   it on guarded memory).
+-- - Speed: a head in one record is parsed with one loop over its line ends,
+--   eight bytes at a time; LuaJIT compiles the code between short loops
+--   poorly, so start lines and header names are checked with word compares
+--   (scripts/bench/http1_parse.lua measures it).
 local ffi = require("ffi")
 local bit = require("bit")
 local trace_context = require("moonrover.net.protocols.trace_context")
