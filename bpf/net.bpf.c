@@ -463,10 +463,10 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 	s->hdr.len = ret;
 	s->hdr.copied = copied;
 	s->hdr.flags = copied == 0 ? MR_NET_NO_PAYLOAD : (copied < (__u32)ret ? MR_NET_TRUNCATED : 0);
-	if (buffered && copied < want)
+	if (buffered && copied == 0)
 		__sync_fetch_and_add(&counters.unreadable, 1);
 	else if (copied < (__u32)ret)
-		__sync_fetch_and_add(&counters.truncated, 1);
+		__sync_fetch_and_add(&counters.truncated, 1); /* at the limit, or past MAX_IOV buffers */
 	send_record(s, copied);
 }
 

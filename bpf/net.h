@@ -87,8 +87,8 @@ struct mr_net_counters {
 	__u64 data_records;    /* data records sent */
 	__u64 lost_data;       /* data records lost: the ring was full */
 	__u64 lost_events;     /* connection events lost: the ring was full */
-	__u64 truncated;       /* data records whose copy was cut at the payload limit */
-	__u64 unreadable;      /* data records whose bytes could not be read */
+	__u64 truncated;       /* data records whose copy was cut (the payload limit, or many buffers) */
+	__u64 unreadable;      /* data records of which no byte could be read */
 	__u64 conns_full;      /* connections not tracked: the connection map was full */
 	__u64 found_midstream; /* connections first seen after they opened */
 };

@@ -183,6 +183,18 @@ void mr_http_stats(const mr_http *h, struct mr_http_stats *out);
 void mr_http_set_health(mr_http *h, int32_t healthy, const char *text);
 void mr_http_close(mr_http *h);
 
+/* ---------------------------------------------------------- guarded buffer */
+
+/* capacity bytes (rounded up to whole pages) between two inaccessible
+ * pages: specs place a parser's input so that it ends at the end of the
+ * buffer (data + capacity - n), and a read past it faults. */
+typedef struct mr_guarded_buffer mr_guarded_buffer;
+
+mr_guarded_buffer *mr_guarded_buffer_new(size_t capacity, char *err, size_t errlen);
+uint8_t *mr_guarded_buffer_data(mr_guarded_buffer *b);
+size_t mr_guarded_buffer_capacity(const mr_guarded_buffer *b);
+void mr_guarded_buffer_free(mr_guarded_buffer *b);
+
 /* ------------------------------------------------------------- transport */
 
 /* Readable when results are waiting; read it (8 bytes) to rearm. */

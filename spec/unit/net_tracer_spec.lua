@@ -158,6 +158,15 @@ describe("the network tracer", function()
     assert.equal(0, t:stats().connections)
   end)
 
+  it("keeps a connection's addresses when its close event no longer has the local port", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 17))
+    t:on_data(data(17, EGRESS, "Q"))
+    t:on_tcp_event(event(CLOSE, 17, { local_port = 0 }))
+    t:on_data(data(17, INGRESS, "A"))
+    assert.equal("10.0.0.1:40000", got.exchanges[1]["local"])
+  end)
+
   it("keeps at most max_connections, evicting the least recently seen", function()
     local t = new_tracer({ max_connections = 10 })
     for id = 1, 11 do

@@ -150,7 +150,9 @@ local function fill_from_event(self, conn, e, kind)
   if e.role ~= 0 then
     conn.role = ROLES[e.role]
   end
-  if e.remote_port ~= 0 or kind ~= "close" then
+  -- A socket being closed has already let go of its local port: the
+  -- addresses of its earlier events are the right ones.
+  if not conn.remote_addr or kind ~= "close" then
     conn.family = e.family
     conn.local_addr = address.format(e.local_addr, e.family, e.local_port)
     conn.remote_addr = address.format(e.remote_addr, e.family, e.remote_port)
