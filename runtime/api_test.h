@@ -218,6 +218,11 @@ struct mr_http_stats {
 	uint64_t log_lines;     /* lines logged about them */
 };
 
+/* Priority levels an event loop needs for the endpoint to work on its open
+ * connections before it accepts new ones (event_base_priority_init); with
+ * fewer, every event of the endpoint runs at the loop's one level. */
+enum { MR_HTTP_PRIORITIES = 3 };
+
 /* base is a struct event_base *. address is "host:port" (port 0: any). o
  * may be NULL (the defaults). */
 mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const struct mr_http_opts *o, char *err,
