@@ -208,7 +208,8 @@ local function bounds_array(buckets)
   local n = #buckets
   for k in pairs(buckets) do
     if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then
-      raise(string.format("%sbuckets must be a list of numbers, not a table with the key %q", HISTOGRAM_USAGE, k))
+      local key = type(k) == "string" and string.format("%q", k) or tostring(k)
+      raise(HISTOGRAM_USAGE .. "buckets must be a list of numbers, not a table with the key " .. key)
     end
   end
   if n == 0 then

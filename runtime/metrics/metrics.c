@@ -282,13 +282,15 @@ static int check_existing(const mr_metrics *m, const struct metric *mt, const st
 			  char *err, size_t errlen)
 {
 	char have[MR_METRICS_BOUNDS_TEXT_MAX], asked[MR_METRICS_BOUNDS_TEXT_MAX];
-	const double *bounds = m->bounds + mt->bounds;
+	const double *bounds;
 
 	if (mt->type != spec->type)
 		return mr_error(err, errlen, -EINVAL, "metric \"%s\" is a %s, not a %s", spec->name,
 				mr_metrics_type_names[mt->type], mr_metrics_type_names[spec->type]);
-	if (mt->type != MR_HISTOGRAM ||
-	    mr_metrics_bounds_equal(bounds, mt->nbounds, spec->bounds, spec->nbounds))
+	if (mt->type != MR_HISTOGRAM)
+		return 0;
+	bounds = m->bounds + mt->bounds;
+	if (mr_metrics_bounds_equal(bounds, mt->nbounds, spec->bounds, spec->nbounds))
 		return 0;
 	mr_metrics_bounds_text(have, sizeof(have), bounds, mt->nbounds);
 	mr_metrics_bounds_text(asked, sizeof(asked), spec->bounds, spec->nbounds);

@@ -10,7 +10,7 @@
 #include "base/hash_index.h"
 #include "base/intern.h"
 
-/* Room for any number as format_number writes it, and its NUL. */
+/* Room for any number as mr_metrics_format_number writes it, and its NUL. */
 enum { MR_METRICS_NUMBER_MAX = 32 };
 
 /* Writes v as the shortest text that reads back as v (metrics_render.c).
@@ -27,15 +27,15 @@ struct metric {
 	uint32_t type;         /* enum mr_metric_type */
 	uint32_t first_series; /* series in registration order: a list through */
 	uint32_t last_series;  /* struct series.next */
-	uint32_t bounds;       /* histograms: where its bucket bounds start in */
-	uint32_t nbounds;      /* struct mr_metrics.bounds, and how many (+Inf not included) */
+	uint32_t bounds;       /* histograms: its bucket bounds are nbounds doubles from */
+	uint32_t nbounds;      /* mr_metrics.bounds[bounds] on (+Inf not included) */
 };
 
 struct histogram {
 	uint64_t count;
 	uint64_t sum_ns; /* what was observed in nanoseconds, summed exactly */
-	uint32_t counts; /* where its metric's nbounds + 1 bucket counts (per bucket, not
-			  * cumulative; the last is +Inf's) start in struct mr_metrics.counts */
+	uint32_t counts; /* its bucket counts, per bucket (not cumulative), are its metric's
+			  * nbounds + 1 from mr_metrics.counts[counts] on; the last is +Inf's */
 };
 
 struct series {

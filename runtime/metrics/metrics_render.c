@@ -62,9 +62,10 @@ static void to_exponent(char *buf, size_t size, double v)
  * and 0.1 as 0.1. A normal double that round-trips with 15 digits has no
  * shorter form than %.15g gives (15 digits are finer than its precision),
  * so only subnormal ones are tried from 1 digit up; the others from 15.
- * That %g writes numbers below 1e15 without an exponent; Go's shortest %g,
- * with which Prometheus' client libraries write le labels, takes one from
- * 1e6 up, so an le does the same (both take one below 1e-4). */
+ * At those precisions %g writes numbers up to 1e15 without an exponent.
+ * Go's shortest %g, with which Prometheus' client libraries write le
+ * labels, takes one from 1e6 up, so an le does the same (both take one
+ * below 1e-4). */
 void mr_metrics_format_number(char *buf, size_t size, double v, int le)
 {
 	int prec;

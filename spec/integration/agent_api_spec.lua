@@ -226,6 +226,10 @@ describe("moonrover.agent", function()
       raised_at(function() agent.histogram("h", nil, nil, { 0.1, "1" }) end))
     assert.same(usage .. "buckets must be a list of numbers, not a table with the key \"x\"",
       raised_at(function() agent.histogram("h", nil, nil, { 0.1, x = 1 }) end))
+    assert.same(usage .. "buckets must be a list of numbers, not a table with the key 1.5",
+      raised_at(function() agent.histogram("h", nil, nil, { 0.1, [1.5] = 2 }) end))
+    assert.same(usage .. "buckets must be a list of numbers, not a table with the key true",
+      raised_at(function() agent.histogram("h", nil, nil, { 0.1, [true] = 2 }) end))
     assert.same({}, calls)
     metric_result = -22
     assert.same('histogram "h" has buckets {1}, not {2}',
