@@ -281,6 +281,8 @@ void mr_data_plane_close(mr_data_plane *d);
 /* ----------------------------------------------------------------- metrics */
 
 enum mr_metric_type { MR_COUNTER = 0, MR_GAUGE = 1, MR_HISTOGRAM = 2 };
+/* The most bucket bounds a histogram may have (+Inf is added to them). */
+enum mr_histogram_limits { MR_HISTOGRAM_BOUNDS_MAX = 32 };
 
 /* ------------------------------------------------------------------ agent */
 
@@ -355,6 +357,10 @@ void mr_script_log(mr_script *s, int32_t level, const char *msg);
  * `a="x",b="y"`), created on first use; the same id after a reload. */
 int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help, const char *labels,
 			 char *err, size_t errlen);
+/* The same for a histogram with its own bucket bounds (see
+ * mr_metrics_histogram in api_test.h); nbounds 0: the default bounds. */
+int32_t mr_script_histogram(mr_script *s, const char *name, const char *help, const char *labels,
+			    const double *bounds, uint32_t nbounds, char *err, size_t errlen);
 void mr_script_metric_add(mr_script *s, int32_t series, double v);
 void mr_script_metric_set(mr_script *s, int32_t series, double v);
 void mr_script_metric_observe(mr_script *s, int32_t series, double v);

@@ -136,9 +136,17 @@ mr_metrics *mr_metrics_new(char *err, size_t errlen);
 void mr_metrics_free(mr_metrics *m);
 /* Returns the id of the series (creating it and, when new, its metric):
  * -EINVAL for a bad name or labels or a type clash with an existing metric
- * of that name, -ENOMEM. A non-empty help replaces the metric's. */
+ * of that name, -ENOMEM. A non-empty help replaces the metric's. A
+ * histogram gets the default bucket bounds, 0.0001 to 5 (seconds). */
 int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help,
 			  const char *labels, char *err, size_t errlen);
+/* The same for a histogram with its own bucket bounds: nbounds (at most
+ * MR_HISTOGRAM_BOUNDS_MAX) finite numbers above 0, strictly ascending; a
+ * bucket +Inf follows them. nbounds 0: the default bounds. The bounds are
+ * the metric's, given when it is created: a series of the same name with
+ * other bounds is refused (-EINVAL, naming both lists). */
+int32_t mr_metrics_histogram(mr_metrics *m, const char *name, const char *help, const char *labels,
+			     const double *bounds, uint32_t nbounds, char *err, size_t errlen);
 void mr_metrics_add(mr_metrics *m, int32_t series, double v);     /* counters, gauges */
 void mr_metrics_set(mr_metrics *m, int32_t series, double v);     /* gauges */
 void mr_metrics_observe(mr_metrics *m, int32_t series, double v); /* histograms */
@@ -172,6 +180,11 @@ struct mr_http_stats {
 	uint64_t accept_errors; /* accept() failures (out of descriptors): each pauses accepting */
 	uint64_t log_lines;     /* lines logged about them */
 };
+
+/* Priority levels an event loop needs for the endpoint to work on its open
+ * connections before it accepts new ones (event_base_priority_init); with
+ * fewer, every event of the endpoint runs at the loop's one level. */
+enum { MR_HTTP_PRIORITIES = 3 };
 
 /* base is a struct event_base *. address is "host:port" (port 0: any). o
  * may be NULL (the defaults). */

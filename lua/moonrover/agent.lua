@@ -194,9 +194,43 @@ function _M.gauge(name, help, labels)
   }
 end
 
--- histogram(name, help, labels): :observe(seconds).
-function _M.histogram(name, help, labels)
-  local id = metric(lib.MR_HISTOGRAM, name, help, labels)
+local HISTOGRAM_USAGE = "histogram(name, help, labels, buckets): "
+
+-- The bucket bounds a script gave, as a C array and its length (nil, 0 for
+-- none: the default ones). The registry checks the numbers themselves.
+local function bounds_array(buckets)
+  if buckets == nil then
+    return nil, 0
+  end
+  if type(buckets) ~= "table" then
+    raise(HISTOGRAM_USAGE .. "buckets must be a list of numbers, not " .. type(buckets))
+  end
+  local n = #buckets
+  for k in pairs(buckets) do
+    if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then
+      local key = type(k) == "string" and string.format("%q", k) or tostring(k)
+      raise(HISTOGRAM_USAGE .. "buckets must be a list of numbers, not a table with the key " .. key)
+    end
+  end
+  if n == 0 then
+    raise(HISTOGRAM_USAGE .. "buckets must hold at least one bound")
+  end
+  for i = 1, n do
+    if type(buckets[i]) ~= "number" then
+      raise(HISTOGRAM_USAGE .. "bucket " .. i .. " must be a number, not " .. type(buckets[i]))
+    end
+  end
+  return ffi.new("double[?]", n, buckets), n
+end
+
+-- histogram(name, help, labels, buckets): :observe(seconds). buckets: the
+-- metric's bucket upper bounds, ascending (default 0.0001 to 5 s).
+function _M.histogram(name, help, labels, buckets)
+  local bounds, n = bounds_array(buckets)
+  local id, err = rt.call(lib.mr_script_histogram, script, name, help or "", labels_text(labels), bounds, n)
+  if not id then
+    raise(err)
+  end
   return {
     observe = function(_, v)
       check_number(v, "histogram:observe(v): v")

@@ -165,7 +165,8 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 				     .timeout_ms = o->http_timeout_ms };
 
 	a->base = event_base_new();
-	if (!a->base) {
+	/* Levels the HTTP endpoint uses to serve connections before accepting. */
+	if (!a->base || event_base_priority_init(a->base, MR_HTTP_PRIORITIES) != 0) {
 		snprintf(err, errlen, "cannot create the event loop: out of memory");
 		return -ENOMEM;
 	}

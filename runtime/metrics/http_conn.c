@@ -6,11 +6,14 @@
  * sends nothing. Connections are kept in a list ordered by that start, from
  * which the listener picks one to close to make room for a new one: the
  * oldest whose request has begun but is not complete (the slowest sender),
- * else the oldest idle one, else the oldest being answered. A client that
- * connects and then sends its whole request at once (a health probe) is
- * thereby the last to go, even while many others keep reconnecting. */
+ * else the oldest idle one that has sent nothing, else the oldest idle one
+ * whose bytes are still unread, else the oldest being answered. A client
+ * that connects and then sends its whole request at once (a health probe)
+ * is thereby the last to go, even while many others keep reconnecting and
+ * the endpoint has not yet had its turn to read it. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -71,22 +74,44 @@ static int start_request(struct http_conn *c)
 	return evtimer_add(c->deadline, &c->h->timeout);
 }
 
-/* 0: part of a request has come, 1: idle, 2: being answered. */
-static int eviction_rank(const struct http_conn *c)
+/* Whether the client sent bytes this end has not read yet: a connection
+ * accepted in a flood may not have had its turn to read its request. */
+static int unread(const struct http_conn *c)
+{
+	int n = 0;
+
+	return ioctl(bufferevent_getfd(c->bev), FIONREAD, &n) == 0 && n > 0;
+}
+
+/* 0: part of a request has come (read, not complete), 1: idle with nothing
+ * sent, 2: idle with bytes not read yet, 3: being answered. Rank 2 is looked
+ * at only when needed: it takes a system call. */
+static int eviction_rank(const struct http_conn *c, int look_unread)
 {
 	if (c->answering)
-		return 2;
-	return evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ? 0 : 1;
+		return 3;
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		return 0;
+	return look_unread && unread(c) ? 2 : 1;
+}
+
+static struct http_conn *oldest_of_rank(struct mr_http *h, int rank)
+{
+	for (struct http_conn *c = h->oldest; c; c = c->next)
+		if (eviction_rank(c, rank >= 1) == rank)
+			return c;
+	return NULL;
 }
 
 struct http_conn *mr_http_conn_victim(struct mr_http *h)
 {
-	struct http_conn *best = h->oldest;
+	for (int rank = 0; rank < 3; rank++) {
+		struct http_conn *c = oldest_of_rank(h, rank);
 
-	for (struct http_conn *c = h->oldest; c && eviction_rank(best) > 0; c = c->next)
-		if (eviction_rank(c) < eviction_rank(best))
-			best = c;
-	return best;
+		if (c)
+			return c;
+	}
+	return h->oldest;
 }
 
 void mr_http_conn_close(struct http_conn *c, enum mr_http_close why)
@@ -207,6 +232,14 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	mr_http_conn_close(c, idle ? MR_HTTP_CLOSE_DONE : MR_HTTP_CLOSE_TIMEOUT);
 }
 
+/* Open connections run before new ones are accepted (see http_listener.c). */
+static int serve_first(struct http_conn *c)
+{
+	if (event_base_get_npriorities(c->h->base) < MR_HTTP_PRIORITIES)
+		return 0;
+	return bufferevent_priority_set(c->bev, 0);
+}
+
 int mr_http_conn_open(struct mr_http *h, int fd)
 {
 	struct http_conn *c = calloc(1, sizeof(*c));
@@ -222,7 +255,8 @@ int mr_http_conn_open(struct mr_http *h, int fd)
 	c->deadline = evtimer_new(h->base, on_deadline, c);
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, HTTP_READ_HIGH);
-	if (!c->deadline || start_request(c) != 0 || bufferevent_enable(c->bev, EV_READ) != 0) {
+	if (!c->deadline || start_request(c) != 0 || serve_first(c) != 0 ||
+	    bufferevent_enable(c->bev, EV_READ) != 0) {
 		mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
 		return -ENOMEM;
 	}

@@ -3,13 +3,20 @@
  * answers already under way get their turn in the loop. At most max_conns
  * are open: a new one closes another, the slowest to send its request first
  * (see http_conn.c), so a fresh request (a health probe) still gets in under
- * a flood of slow clients. When accept() fails for want of descriptors (or
+ * a flood of slow clients. The kernel hands over a connection only once its
+ * client has sent something (TCP_DEFER_ACCEPT): a client that connects and
+ * waits takes neither a descriptor nor a place, and one whose request is
+ * already there (a probe, however long the CPU kept it from sending) is read
+ * at once, where an accepted idle connection would be the first to go. New
+ * connections are accepted after the open ones are served (a lower priority
+ * in the event loop). When accept() fails for want of descriptors (or
  * memory), accepting pauses for a moment instead of failing again at once in
  * a busy loop, a connection is closed the same way to free a descriptor, and the
  * failure is logged once, then at most once a minute with a count. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,6 +121,14 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
+/* Open connections are served before new ones are accepted. */
+static int lowest_priority(struct mr_http *h)
+{
+	if (event_base_get_npriorities(h->base) < MR_HTTP_PRIORITIES)
+		return 0;
+	return event_priority_set(h->accept_ev, MR_HTTP_PRIORITIES - 1);
+}
+
 /* Resolves host as a listener would; the first address found is used. */
 static struct addrinfo *resolve(const char *host, uint16_t port, const char *address, char *err,
 				size_t errlen)
@@ -146,13 +161,16 @@ static uint16_t bound_port(int fd)
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
-static int bind_socket(const struct addrinfo *ai)
+/* defer_s: how long the kernel waits for a client's first bytes before it
+ * hands the connection over anyway. */
+static int bind_socket(const struct addrinfo *ai, int defer_s)
 {
 	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), on = 1;
 
 	if (fd < 0)
 		return -errno;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof(defer_s)) != 0 ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
 		int e = errno;
 
@@ -175,7 +193,7 @@ int mr_http_listen(struct mr_http *h, const char *address, char *err, size_t err
 	ai = resolve(host, port, address, err, errlen);
 	if (!ai)
 		return -EINVAL;
-	h->fd = bind_socket(ai);
+	h->fd = bind_socket(ai, h->timeout.tv_sec > 0 ? (int)h->timeout.tv_sec : 1);
 	freeaddrinfo(ai);
 	if (h->fd < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", address, strerror(-h->fd));
@@ -184,7 +202,8 @@ int mr_http_listen(struct mr_http *h, const char *address, char *err, size_t err
 	h->port = bound_port(h->fd);
 	h->accept_ev = event_new(h->base, h->fd, EV_READ | EV_PERSIST, on_accept, h);
 	h->resume_ev = evtimer_new(h->base, on_resume, h);
-	if (h->port == 0 || !h->accept_ev || !h->resume_ev || event_add(h->accept_ev, NULL) != 0) {
+	if (h->port == 0 || !h->accept_ev || !h->resume_ev || lowest_priority(h) != 0 ||
+	    event_add(h->accept_ev, NULL) != 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", address,
 			 h->port ? "out of memory" : strerror(errno));
 		return -EINVAL;

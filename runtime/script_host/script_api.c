@@ -173,6 +173,18 @@ int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const ch
 	return id;
 }
 
+int32_t mr_script_histogram(mr_script *s, const char *name, const char *help, const char *labels,
+			    const double *bounds, uint32_t nbounds, char *err, size_t errlen)
+{
+	int32_t id;
+
+	mr_script_watchdog_leave();
+	id = mr_metrics_histogram(s->set->metrics, name, s->canary ? NULL : help, labels, bounds, nbounds,
+				  err, errlen);
+	mr_script_watchdog_enter();
+	return id;
+}
+
 void mr_script_metric_add(mr_script *s, int32_t series, double v)
 {
 	mr_script_watchdog_leave();

@@ -163,23 +163,33 @@ describe("HTTP endpoint limits", function()
     assert.matches('\nmoonrover_http_connections_closed_total{reason="evicted"} 7\n', text, 1, true)
   end)
 
-  it("closes the slowest sender first: a request begun before an idle connection", function()
+  it("hands over a connection only once its client sent something: silent ones take no place", function()
     local port = open(2, 60000)
-    local silent = slowloris(port, 1, "--silent")
-    assert.is_truthy(loop_until(function() return stats().accepted == 1 end))
+    local silent = slowloris(port, 5, "--silent")
+    assert.is_truthy(loop_until(function() return (client_status(silent).opened or 0) == 5 end))
+    for _ = 1, 10 do
+      event.event_base_loop(base, EVLOOP_NONBLOCK)
+    end
+    assert.equal(0, tonumber(stats().accepted))
+    local out = get_healthz(port)
+    assert.matches("^HTTP/1.1 200 OK\r\n", loop_until(function() return files.read(out) end))
+    assert.equal(0, tonumber(stats().evicted))
+    assert.equal(0, client_status(silent).closed)
+  end)
+
+  it("closes the slowest sender first: the oldest request begun", function()
+    local port = open(2, 60000)
     local slow = dir .. "/slow.status"
-    background(string.format("/usr/bin/python3 %s 127.0.0.1 %d 1 --interval 0.2 --status %s --duration 120",
+    background(string.format("/usr/bin/python3 %s 127.0.0.1 %d 2 --interval 0.2 --status %s --duration 120",
       q(SLOWLORIS), port, q(slow)))
-    assert.is_truthy(loop_until(function() return stats().accepted == 2 and (client_status(slow).sent or 0) > 0 end))
-    for _ = 1, 10 do -- the bytes are in the socket already: a turn reads them
+    assert.is_truthy(loop_until(function() return stats().accepted == 2 and (client_status(slow).sent or 0) > 1 end))
+    for _ = 1, 10 do -- the bytes are in the sockets already: a turn reads them
       event.event_base_loop(base, EVLOOP_NONBLOCK)
     end
     local out = get_healthz(port)
-    local answer = loop_until(function() return files.read(out) end)
-    assert.matches("^HTTP/1.1 200 OK\r\n", answer)
+    assert.matches("^HTTP/1.1 200 OK\r\n", loop_until(function() return files.read(out) end))
     assert.is_truthy(loop_until(function() return client_status(slow).closed == 1 end))
     assert.equal(1, tonumber(stats().evicted))
-    assert.equal(0, client_status(silent).closed)
   end)
 
   it("closes a request that trickles past its deadline, however often its bytes arrive", function()
