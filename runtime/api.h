@@ -311,6 +311,14 @@ struct mr_agent_opts {
 	int32_t strict;
 	int32_t unsafe_scripts;
 	const char *bundled_skip;
+	/* The network tracer (bpf/net.bpf.c): 1 to trace TCP connections and
+	 * their bytes (the streams MR_STREAM_TCP and MR_STREAM_NET); the bytes
+	 * copied of each socket read or write (0: MR_NET_PAYLOAD_DEFAULT); the
+	 * most connections tracked at once (0: 65536). Where the kernel cannot,
+	 * the agent says why in one line and runs without it. */
+	int32_t network;
+	uint32_t net_payload_bytes;
+	uint32_t net_max_connections;
 };
 
 /* Returns 0 after a clean stop. */
@@ -362,6 +370,10 @@ int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const ch
 int32_t mr_script_histogram(mr_script *s, const char *name, const char *help, const char *labels,
 			    const double *bounds, uint32_t nbounds, char *err, size_t errlen);
 void mr_script_metric_add(mr_script *s, int32_t series, double v);
+/* Asks the kernel to copy a connection's bytes (MR_NET_CAPTURE) or only count
+ * them (MR_NET_COUNT): the network tracer's decision, see
+ * mr_data_plane_net_verdict. A canary's verdicts are not applied. */
+int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
 void mr_script_metric_set(mr_script *s, int32_t series, double v);
 void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 

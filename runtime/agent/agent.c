@@ -45,6 +45,25 @@ struct agent {
 
 static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench", "tcp", "net" };
 
+/* One run of queued records of a stream to the scripts; how many records. */
+static uint32_t deliver_run(struct agent *a, uint32_t stream, const unsigned char *base)
+{
+	uint32_t size = mr_data_plane_record_size(a->dp, stream), at, bytes = 0, n;
+
+	if (size > 0)
+		n = mr_data_plane_peek(a->dp, stream, a->batch_max, &at);
+	else
+		n = mr_data_plane_peek_bytes(a->dp, stream, a->batch_max, &at, &bytes);
+	if (n == 0)
+		return 0;
+	mr_script_set_deliver(a->scripts, stream, base + (size_t)at * (size > 0 ? size : 1), n, size);
+	if (size > 0)
+		mr_data_plane_release(a->dp, stream, n);
+	else
+		mr_data_plane_release_bytes(a->dp, stream, n, bytes);
+	return n;
+}
+
 /* Hands queued batches to the scripts; returns 1 when some are left. */
 static int deliver_some(struct agent *a)
 {
@@ -52,14 +71,12 @@ static int deliver_some(struct agent *a)
 
 	for (uint32_t stream = 0; stream < MR_STREAM_COUNT; stream++) {
 		const unsigned char *base = mr_data_plane_storage(a->dp, stream);
-		uint32_t size = mr_data_plane_record_size(a->dp, stream), index, n;
 
-		while (batches < BATCHES_PER_WAKEUP && base &&
-		       (n = mr_data_plane_peek(a->dp, stream, a->batch_max, &index)) > 0) {
+		while (batches < BATCHES_PER_WAKEUP && base) {
 			uint64_t t0 = mr_sys_monotonic_ns();
 
-			mr_script_set_deliver(a->scripts, stream, base + (size_t)index * size, n, size);
-			mr_data_plane_release(a->dp, stream, n);
+			if (deliver_run(a, stream, base) == 0)
+				break;
 			mr_agent_stats_batch(&a->stats, stream, mr_sys_monotonic_ns() - t0);
 			batches++;
 		}
@@ -154,13 +171,32 @@ static int take_pid_file(struct agent *a, char *err, size_t errlen)
 	return a->pid_file ? 0 : -EEXIST;
 }
 
-static int open_parts(struct agent *a, char *err, size_t errlen)
+/* The data plane, with the network tracer when asked and the kernel can:
+ * without it the agent still runs, and says why in one line. */
+static mr_data_plane *open_data_plane(const struct mr_agent_opts *o, char *err, size_t errlen)
 {
-	const struct mr_agent_opts *o = a->opts;
 	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity,
 					  .drain_ms = DRAIN_MS,
 					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
-					  .bench_pid = o->bench_pid };
+					  .bench_pid = o->bench_pid,
+					  .net_payload_bytes = o->net_payload_bytes,
+					  .net_max_connections = o->net_max_connections };
+	mr_data_plane *dp;
+
+	if (o->network) {
+		dpo.flags |= MR_DATA_PLANE_NET;
+		dp = mr_data_plane_open(&dpo, err, errlen);
+		if (dp)
+			return dp;
+		mr_log(MR_LEVEL_WARN, "agent", "running without the network tracer: %s", err);
+		dpo.flags &= ~(uint32_t)MR_DATA_PLANE_NET;
+	}
+	return mr_data_plane_open(&dpo, err, errlen);
+}
+
+static int open_parts(struct agent *a, char *err, size_t errlen)
+{
+	const struct mr_agent_opts *o = a->opts;
 	struct mr_http_opts http = { .max_connections = o->http_max_connections,
 				     .timeout_ms = o->http_timeout_ms };
 
@@ -178,10 +214,10 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	if (o->http_address && *o->http_address &&
 	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, &http, err, errlen)))
 		return -EADDRNOTAVAIL;
-	a->dp = mr_data_plane_open(&dpo, err, errlen);
+	a->dp = open_data_plane(o, err, errlen);
 	if (!a->dp)
 		return -EINVAL;
-	a->scripts = mr_script_set_new(a->base, a->metrics, o);
+	a->scripts = mr_script_set_new(a->base, a->metrics, a->dp, o);
 	if (!a->scripts || mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

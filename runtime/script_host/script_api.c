@@ -30,10 +30,15 @@ int mr_script_subscribe(mr_script *s, uint32_t stream, char *err, size_t errlen)
 	int rc = 0;
 
 	mr_script_watchdog_leave();
-	if (stream < MR_STREAM_COUNT)
-		s->streams |= 1u << stream;
-	else
+	if (stream >= MR_STREAM_COUNT)
 		rc = mr_error(err, errlen, -EINVAL, "there is no stream %u", stream);
+	else if ((stream == MR_STREAM_TCP || stream == MR_STREAM_NET) &&
+		 !mr_data_plane_storage(s->set->dp, stream))
+		rc = mr_error(err, errlen, -ENOTCONN,
+			      "the network tracer is not running (agent --network off, or the kernel "
+			      "cannot: the agent's log says why)");
+	else
+		s->streams |= 1u << stream;
 	mr_script_watchdog_enter();
 	return rc;
 }
@@ -191,6 +196,17 @@ void mr_script_metric_add(mr_script *s, int32_t series, double v)
 	if (!s->canary)
 		mr_metrics_add(s->set->metrics, series, v);
 	mr_script_watchdog_enter();
+}
+
+int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	mr_script_watchdog_leave();
+	if (!s->canary)
+		rc = mr_data_plane_net_verdict(s->set->dp, conn, verdict, err, errlen);
+	mr_script_watchdog_enter();
+	return rc;
 }
 
 void mr_script_metric_set(mr_script *s, int32_t series, double v)

@@ -32,6 +32,8 @@ local NET_COUNT = 1 -- enum mr_net_verdict: count bytes only
 local CLASSIFY_TRIES = 8           -- records looked at before a connection is left unparsed
 local CLOSE_GRACE_NS = 200e6
 local HOLD_NS = 1e9
+local emit_to -- (self, conn, ex), below
+
 local DEFAULTS = { max_connections = 65536, idle_ns = 500e6, progress_ns = 5e9 }
 
 -- opts: protocols (list of protocol modules, tried in order), on_exchange(ex),
@@ -51,6 +53,9 @@ function _M.new(opts, from)
   self.watch = from.watch or {} -- ids of connections whose parser may have something pending
   self.counts = from.counts or { exchanges = 0, gaps = 0, unclassified = 0, held_too_long = 0 }
   self.last_progress_ns = from.last_progress_ns or 0
+  self.emit = function(ex)
+    emit_to(self, self.emitting, ex)
+  end
   return self
 end
 
@@ -105,6 +110,7 @@ end
 local function deliver(self, conn, ex)
   ex.pid, ex.comm, ex.role, ex.conn, ex.tls = conn.pid, conn.comm, conn.role, conn.id, false
   ex["local"], ex.remote, ex.container_id = conn.local_addr, conn.remote_addr, conn.container_id
+  ex.duration_ns = nil
   if ex.request_start_ns and ex.response_end_ns then
     ex.duration_ns = ex.response_end_ns - ex.request_start_ns
   end
@@ -122,17 +128,25 @@ local function release_held(self, conn)
   end
 end
 
-local function emit_for(self, conn)
-  return function(ex)
-    if conn.remote_addr then
-      deliver(self, conn, ex)
-      return
-    end
-    conn.held = conn.held or {}
-    conn.held_since = conn.held_since or conn.last_ns
-    conn.held[#conn.held + 1] = ex
-    self.watch[conn.id] = true
+-- What a parser's emit does with an exchange of conn: hand it on, or hold
+-- it until the connection's addresses are known.
+emit_to = function(self, conn, ex)
+  if conn.remote_addr then
+    deliver(self, conn, ex)
+    return
   end
+  conn.held = conn.held or {}
+  conn.held_since = conn.held_since or conn.last_ns
+  conn.held[#conn.held + 1] = ex
+  self.watch[conn.id] = true
+end
+
+-- The emit function given to the parsers: one for the tracer's life (making
+-- a closure per call would keep LuaJIT from compiling the hot path), with
+-- the connection being parsed set just before each parser call.
+local function emit_for(self, conn)
+  self.emitting = conn
+  return self.emit
 end
 
 local function new_conn(self, id, ts)

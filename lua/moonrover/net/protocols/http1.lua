@@ -85,6 +85,7 @@
 local ffi = require("ffi")
 local bit = require("bit")
 local trace_context = require("moonrover.net.protocols.trace_context")
+local exchange = require("moonrover.net.exchange")
 
 local _M = {}
 
@@ -657,14 +658,11 @@ function _M.new_state()
 end
 
 -- An exchange is built with every field present, false for those not
--- known (as for H, so that filling them in later costs no rehash); deliver
--- turns the falses into the nils of the contract as it emits.
+-- known (as for H, so that filling them in later costs no rehash; see
+-- net/exchange.lua); deliver turns the falses into the nils of the contract
+-- as it emits.
 local function new_exchange()
-  return {
-    protocol = "http", method = false, target = false, version = false, status = 0, host = false,
-    request_start_ns = false, request_end_ns = false, response_start_ns = false, response_end_ns = false,
-    request_bytes = false, response_bytes = false, trace_id = false, trace_header = false, error = false,
-  }
+  return exchange.new("http")
 end
 
 local function deliver(ex, emit)
