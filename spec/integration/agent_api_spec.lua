@@ -103,7 +103,8 @@ describe("moonrover.agent", function()
 
   it("rejects unknown streams and non-functions", function()
     local agent = load_agent()
-    assert.has_error(function() agent.on("nope", function() end) end, "unknown stream 'nope' (streams: process, bench, connection, http)")
+    assert.has_error(function() agent.on("nope", function() end) end,
+      "unknown stream 'nope' (streams: process, bench, connection, http)")
     assert.has_error(function() agent.on("process", 5) end, "on(stream, fn): fn must be a function")
   end)
 
@@ -151,7 +152,8 @@ describe("moonrover.agent", function()
     assert.same("every(seconds, fn): fn must be a function, not nil", raised_at(function() agent.every(1, nil) end))
     assert.same("after(seconds, fn): seconds must be a number, at least 0.001, not 0.0001",
       raised_at(function() agent.after(0.0001, function() end) end))
-    assert.same("unknown stream 'nope' (streams: process, bench, connection, http)", raised_at(function() agent.on("nope", print) end))
+    assert.same("unknown stream 'nope' (streams: process, bench, connection, http)",
+      raised_at(function() agent.on("nope", print) end))
     assert.same("gauge:set(v): v must be a number, not nil", raised_at(function() agent.gauge("g"):set() end))
     metric_result = -22
     assert.same('invalid metric name "9bad"', raised_at(function() agent.counter("9bad") end))
