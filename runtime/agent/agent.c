@@ -20,6 +20,9 @@
 #include "script_host/watchdog.h"
 
 #define BATCHES_PER_WAKEUP 64
+/* The longest the scripts' batches hold the loop before timers, signals and
+ * HTTP get their turn (the network streams can keep it busy for good). */
+#define DELIVER_SLICE_NS (10 * 1000 * 1000)
 #define STATS_INTERVAL_S 1
 /* Longest an event waits in the kernel when the ring is far from full: an
  * idle agent then wakes 10 times a second, not 100. */
@@ -64,24 +67,30 @@ static uint32_t deliver_run(struct agent *a, uint32_t stream, const unsigned cha
 	return n;
 }
 
-/* Hands queued batches to the scripts; returns 1 when some are left. */
+/* Hands queued batches to the scripts, for at most DELIVER_SLICE_NS;
+ * returns 1 when some may be left. */
 static int deliver_some(struct agent *a)
 {
-	int batches = 0;
+	uint64_t end = mr_sys_monotonic_ns() + DELIVER_SLICE_NS;
+	int batches = 0, more = 0;
 
 	for (uint32_t stream = 0; stream < MR_STREAM_COUNT; stream++) {
 		const unsigned char *base = mr_data_plane_storage(a->dp, stream);
 
-		while (batches < BATCHES_PER_WAKEUP && base) {
+		while (base) {
 			uint64_t t0 = mr_sys_monotonic_ns();
 
+			if (batches == BATCHES_PER_WAKEUP || t0 >= end) {
+				more = 1;
+				break;
+			}
 			if (deliver_run(a, stream, base) == 0)
 				break;
 			mr_agent_stats_batch(&a->stats, stream, mr_sys_monotonic_ns() - t0);
 			batches++;
 		}
 	}
-	return batches == BATCHES_PER_WAKEUP;
+	return more;
 }
 
 static void on_events(evutil_socket_t fd, short what, void *arg)
@@ -92,8 +101,16 @@ static void on_events(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (fd >= 0 && read(fd, &ignored, sizeof(ignored)) < 0 && errno != EAGAIN)
 		mr_log(MR_LEVEL_WARN, "agent", "reading the data plane's eventfd: %s", strerror(errno));
-	if (deliver_some(a))
-		event_active(a->events[1], EV_TIMEOUT, 0);
+	/* More next turn of the loop, after the timers and HTTP: a timer of 0 s,
+	 * since an event made active from its own level's callback would run
+	 * again in the same turn, before anything else. */
+	if (deliver_some(a)) {
+		struct timeval now = { 0, 0 };
+
+		if (event_add(a->events[1], &now) != 0)
+			mr_log(MR_LEVEL_WARN, "agent",
+			       "cannot schedule the next batches: they wait for the next wakeup");
+	}
 }
 
 static void on_stats(evutil_socket_t fd, short what, void *arg)
@@ -151,6 +168,10 @@ static int add_events(struct agent *a)
 	rc = rc ?: add_event(a, -1, EV_PERSIST, on_stats, &stats);
 	rc = rc ?: add_event(a, SIGTERM, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
 	rc = rc ?: add_event(a, SIGINT, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
+	/* Delivering batches is bulk work: it runs when no timer, signal or HTTP
+	 * connection is waiting (libevent serves the lowest level last). */
+	for (int i = 0; rc == 0 && i < 2; i++)
+		rc = event_priority_set(a->events[i], MR_HTTP_PRIORITIES - 1) == 0 ? 0 : -EINVAL;
 	return rc;
 }
 

@@ -35,10 +35,14 @@ static int take_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Stops the ring's consumption (-EAGAIN: the thread's drain goes on with
+ * another round) once the round's budget is spent. */
 static int take_net_record(void *ctx, void *data, size_t size)
 {
-	mr_byte_queue_push(ctx, data, size);
-	return 0;
+	struct mr_data_plane *d = ctx;
+
+	mr_byte_queue_push(d->net_queue, data, size);
+	return --d->net_budget == 0 ? -EAGAIN : 0;
 }
 
 static int bpf_failed(const char *what, int e, char *err, size_t errlen)
@@ -151,7 +155,7 @@ static int open_rings(struct mr_data_plane *d, char *err, size_t errlen)
 {
 	for (int i = 0; i < MR_STREAM_COUNT; i++) {
 		ring_buffer_sample_fn take = i == MR_STREAM_NET ? take_net_record : take_record;
-		void *queue = i == MR_STREAM_NET ? (void *)d->net_queue : (void *)d->queues[i];
+		void *queue = i == MR_STREAM_NET ? (void *)d : (void *)d->queues[i];
 		int e = 0;
 
 		if (d->ring_fds[i] < 0)

@@ -30,6 +30,7 @@ struct mr_data_plane {
 	int ring_fds[MR_STREAM_COUNT];                 /* -1 for a stream that is off */
 	struct mr_spsc_queue *queues[MR_STREAM_COUNT]; /* NULL for a stream that is off, and for NET */
 	struct mr_byte_queue *net_queue;               /* MR_STREAM_NET's records, or NULL */
+	uint32_t net_budget;                           /* net records this drain round may still take */
 	struct mr_pid_table *tally;                    /* mr_data_plane_drain_in_c's counts */
 	int notify_fd;                                 /* eventfd: a queue got events */
 	int stop_fd;                                   /* eventfd: the thread must stop */
@@ -39,6 +40,12 @@ struct mr_data_plane {
 	int thread_running;
 	int attached;
 };
+
+/* Net records taken from the kernel per drain round. libbpf consumes a ring
+ * until it finds it empty, which a busy connection's ring never is: without
+ * a bound the other rings (connection events) and the consumer's
+ * notification would wait for a lull in the traffic. */
+#define MR_DATA_PLANE_NET_ROUND 4096
 
 /* data_plane_bpf.c */
 int mr_data_plane_load(struct mr_data_plane *d, char *err, size_t errlen);

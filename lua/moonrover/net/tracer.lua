@@ -8,9 +8,13 @@
 -- recognises is switched to byte counting in the kernel (set_verdict).
 --
 -- Records of one connection arrive in order per direction, but connection
--- events and data come through separate queues: a connection is created by
+-- events and data come through separate queues, and under load the data
+-- queue runs seconds behind the events': a connection is created by
 -- whichever comes first, its facts filled in by the other; a close is acted
--- on after CLOSE_GRACE_NS, when the data written before it has arrived; an
+-- on once the data stream has reached it (data_ns, the latest data record's
+-- time, or while no data comes, the time CLOSE_GRACE_NS ago), so that every
+-- byte sent before the close is parsed first; parsers time out against the
+-- same clock; an
 -- exchange of a connection whose addresses are not known yet waits for them
 -- (at most HOLD_NS). Everything the tracer keeps is plain tables: state()
 -- hands it to the next version of a script at a hot reload.
@@ -31,6 +35,7 @@ local NET_COUNT = 1 -- enum mr_net_verdict: count bytes only
 
 local CLASSIFY_TRIES = 8           -- records looked at before a connection is left unparsed
 local CLOSE_GRACE_NS = 200e6
+local CLOSE_SKEW_NS = 10e6 -- records of different CPUs reach the ring about in time order, not exactly
 local HOLD_NS = 1e9
 local emit_to -- (self, conn, ex), below
 
@@ -53,6 +58,8 @@ function _M.new(opts, from)
   self.watch = from.watch or {} -- ids of connections whose parser may have something pending
   self.counts = from.counts or { exchanges = 0, gaps = 0, unclassified = 0, held_too_long = 0 }
   self.last_progress_ns = from.last_progress_ns or 0
+  self.data_ns = from.data_ns or 0
+  self.data_ns_at_tick = self.data_ns
   self.emit = function(ex)
     emit_to(self, self.emitting, ex)
   end
@@ -61,7 +68,7 @@ end
 
 function _M:state()
   return { conns = self.conns:state(), watch = self.watch, counts = self.counts,
-    last_progress_ns = self.last_progress_ns }
+    last_progress_ns = self.last_progress_ns, data_ns = self.data_ns }
 end
 
 function _M:stats()
@@ -262,6 +269,9 @@ function _M:on_data(r, ptr)
     conn.role = ROLES[r.role]
   end
   conn.last_ns = ts
+  if ts > self.data_ns then
+    self.data_ns = ts
+  end
   conn.bytes[direction] = conn.bytes[direction] + r.len
   if bit.band(r.flags, COUNT_ONLY) ~= 0 then
     return
@@ -293,10 +303,10 @@ local function finish(self, conn)
   self.watch[conn.id] = nil
 end
 
--- A watched connection, looked at on a tick: closed long enough, held
--- exchanges too old, a parser waiting on an end it cannot see.
+-- A watched connection, looked at on a tick: closed and its data all
+-- parsed, held exchanges too old, a parser waiting on an end it cannot see.
 local function look_at(self, conn, now)
-  if conn.closing_ns and now - conn.closing_ns >= CLOSE_GRACE_NS then
+  if conn.closing_ns and self.data_ns - conn.closing_ns >= CLOSE_SKEW_NS then
     return finish(self, conn)
   end
   if conn.held and now - conn.held_since >= HOLD_NS then
@@ -306,7 +316,7 @@ local function look_at(self, conn, now)
   end
   local p = conn.proto and self.protocols[conn.proto]
   if p and p.on_idle then
-    p.on_idle(conn.pstate, now, self.idle_ns, emit_for(self, conn))
+    p.on_idle(conn.pstate, self.data_ns, self.idle_ns, emit_for(self, conn))
   end
   if not conn.closing_ns and not conn.held and now - conn.last_ns > 4 * self.idle_ns then
     self.watch[conn.id] = nil
@@ -327,6 +337,11 @@ end
 
 -- Time passes (now: CLOCK_MONOTONIC ns); call it every 100-200 ms.
 function _M:tick(now)
+  if self.data_ns == self.data_ns_at_tick then
+    -- no data since the last tick: the data queue has caught up
+    self.data_ns = math.max(self.data_ns, now - CLOSE_GRACE_NS + CLOSE_SKEW_NS)
+  end
+  self.data_ns_at_tick = self.data_ns
   for id in pairs(self.watch) do
     local conn = self.conns:get(id)
     if conn then
