@@ -125,8 +125,11 @@ describe("the network tracer", function()
   it("leaves a connection no protocol knows to byte counting in the kernel", function()
     local t, got = new_tracer()
     t:on_tcp_event(event(CONNECT, 12))
-    for i = 1, 8 do
-      t:on_data(data(12, EGRESS, "zz", { offset = (i - 1) * 2 }))
+    for i = 1, 4 do
+      t:on_data(data(12, EGRESS, "zz", { offset = (i - 1) * 4 }))
+      t:on_data(data(12, EGRESS, "zz", { offset = (i - 1) * 4 + 2 }))
+      assert.same({}, got.verdicts)
+      t:on_data(data(12, INGRESS, "zz", { offset = (i - 1) * 2 }))
     end
     assert.same({ [12] = 1 }, got.verdicts)
     assert.equal(1, t:stats().unclassified)
@@ -135,6 +138,17 @@ describe("the network tracer", function()
     t:tick(1e9)
     local close = got.events[#got.events]
     assert.same({ "close", 1016 }, { close.kind, close.bytes_sent })
+  end)
+
+  it("leaves a one-way stream no protocol knows to byte counting after 64 records", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 18))
+    for i = 1, 63 do
+      t:on_data(data(18, INGRESS, "zz", { offset = (i - 1) * 2 }))
+    end
+    assert.same({}, got.verdicts)
+    t:on_data(data(18, INGRESS, "zz", { offset = 126 }))
+    assert.same({ [18] = 1 }, got.verdicts)
   end)
 
   it("tells the parser about bytes it lost", function()
