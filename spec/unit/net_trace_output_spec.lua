@@ -33,12 +33,13 @@ describe("trace output", function()
       '"response_bytes":300,"tls":false}\n', line)
   end)
 
-  it("counts exchanges by status, incomplete ones by their error", function()
+  it("counts exchanges by status, incomplete ones by their error whatever their status", function()
     local tally = {}
     trace_output.count(tally, exchange())
     trace_output.count(tally, exchange())
-    trace_output.count(tally, exchange({ status = 0, error = "closed mid-response" }))
-    assert.equal("moonrover trace: 2.0 s\n  http: 3 exchange(s): 200 x2, closed mid-response x1\n" ..
+    trace_output.count(tally, exchange({ status = 0, error = "no response" }))
+    trace_output.count(tally, exchange({ error = "closed mid-response" }))
+    assert.equal("moonrover trace: 2.0 s\n  http: 4 exchange(s): 200 x2, closed mid-response x1, no response x1\n" ..
       "  lost: gaps: 1\n", trace_output.summary(tally, 2, { { reason = "gaps", n = 1 }, { reason = "x", n = 0 } }))
   end)
 end)

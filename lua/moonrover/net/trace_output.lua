@@ -72,11 +72,9 @@ function _M.line(out, ex)
     ex.error and ("  (" .. ex.error .. ")") or "")
 end
 
+-- An incomplete exchange counts by its error, whatever status it got.
 local function status_class(ex)
-  if ex.error and (ex.status or 0) == 0 then
-    return ex.error
-  end
-  return tostring(ex.status)
+  return ex.error or tostring(ex.status)
 end
 
 -- Counts one exchange into the summary's tally.
