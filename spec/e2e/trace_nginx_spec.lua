@@ -49,6 +49,7 @@ describe("moonrover trace against nginx (end to end)", function()
   end)
 
   after_each(function()
+    te.stop_all()
     e2e.kill(nginx)
     e2e.rmdir(dir)
   end)

@@ -20,6 +20,7 @@ describe("moonrover trace against a Python server (end to end)", function()
   end)
 
   after_each(function()
+    te.stop_all()
     e2e.kill(server)
     e2e.rmdir(dir)
   end)

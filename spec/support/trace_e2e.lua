@@ -15,6 +15,8 @@ local NGINX = "/usr/sbin/nginx"
 local WAIT_STEP = 0.05
 local WAIT_MAX = 60 -- seconds for anything to start or end on a busy machine
 
+local started = {} -- pids of the clients and traces started and not seen ending, for stop_all()
+
 _M.skip_reason = function()
   local why = e2e.skip_reason()
   if why then
@@ -120,6 +122,7 @@ function _M.blocked(dir, name, cmd)
   assert(os.execute("mkfifo " .. q(fifo)) == 0)
   local pid = background("sh -c " .. q("read x < " .. q(fifo) .. "; exec " .. cmd) .. " >" ..
     q(dir .. "/" .. name .. ".out") .. " 2>" .. q(dir .. "/" .. name .. ".err"))
+  started[pid] = true
   local client = { pid = pid }
   function client.release()
     os.execute("echo go > " .. q(fifo))
@@ -128,6 +131,7 @@ function _M.blocked(dir, name, cmd)
     wait_for(name .. " to end", function()
       return not _M.alive(pid)
     end)
+    started[pid] = nil
     return files.read(dir .. "/" .. name .. ".out") or "", files.read(dir .. "/" .. name .. ".err") or ""
   end
   return client
@@ -143,6 +147,7 @@ function _M.trace(dir, name, pids, extra)
   end
   local err = dir .. "/" .. name .. ".trace_err"
   local pid = background(table.concat(words, " ") .. " 2>" .. q(err) .. " >/dev/null")
+  started[pid] = true
   local t = { pid = pid }
   wait_for("the trace to start", function()
     return (files.read(err) or ""):find("tracing", 1, true) or not _M.alive(pid)
@@ -153,9 +158,18 @@ function _M.trace(dir, name, pids, extra)
     wait_for("the trace to end", function()
       return not _M.alive(pid)
     end)
+    started[pid] = nil
     return json_lines.decode_all(files.read(dir .. "/" .. name .. ".json")), files.read(err) or ""
   end
   return t
+end
+
+-- Kills the clients and traces still running (a case that failed midway).
+function _M.stop_all()
+  for pid in pairs(started) do
+    e2e.kill(pid)
+  end
+  started = {}
 end
 
 -- Exchanges of list matching every field of want.
