@@ -54,6 +54,9 @@ _M.options = {
 }
 
 local TICK_NS = 100e6
+local FINAL_DRAIN_NS = 300e6 -- the most spent at the end on what was queued before it
+local SETTLE_NS = 50e6         -- at the end, the data plane moves what the kernel holds (every 10 ms)
+local END_NS = 1e9
 
 local function monotonic_ns()
   return tonumber(rt.lib.mr_sys_monotonic_ns())
@@ -110,8 +113,21 @@ local function follow(src, tr, job)
       next_tick = now + TICK_NS
     end
   end
-  src:drain(tr)
-  tr:tick(monotonic_ns())
+  local now = monotonic_ns()
+  local settled, stop = now + SETTLE_NS, now + FINAL_DRAIN_NS
+  while now < stop do
+    if src:drain(tr, 1024) == 0 then
+      if now >= settled then
+        break
+      end
+      src:wait(10)
+    end
+    job.flush()
+    now = monotonic_ns()
+  end
+  -- The trace is over: what a tick would act on within END_NS (closes past
+  -- their grace, held exchanges, responses ended by idleness) is acted on now.
+  tr:tick(monotonic_ns() + END_NS, true)
   return (monotonic_ns() - started) / 1e9
 end
 
@@ -122,6 +138,8 @@ local function drops(src, tr)
     { reason = "kernel ring full (connections)", n = s.kernel.lost_events },
     { reason = "queue full (data)", n = s.net.dropped_queue },
     { reason = "queue full (connections)", n = s.tcp.dropped_queue },
+    { reason = "still queued at the end (data)", n = s.net.queued },
+    { reason = "still queued at the end (connections)", n = s.tcp.queued },
     { reason = "connection map full", n = s.kernel.conns_full },
     { reason = "bytes unreadable", n = s.kernel.unreadable },
     { reason = "gaps in a connection's bytes", n = t.gaps },
@@ -168,6 +186,10 @@ function _M.trace(job)
     end
   end
   ok, err = src:start()
+  if ok then
+    io.stderr:write("moonrover trace: tracing " .. (job.pids and "pid " .. table.concat(job.pids, ",") or
+      "every process") .. "\n")
+  end
   local seconds = ok and follow(src, tr, job) or 0
   job.flush()
   io.stderr:write(trace_output.summary(tally, seconds, drops(src, tr)))

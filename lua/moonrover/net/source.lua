@@ -1,6 +1,9 @@
 -- source.lua - the network streams of a data plane of our own (not the
 -- agent's: `moonrover trace` and specs), read into a tracer: connection
--- events first, then the data records, each queue's runs in place.
+-- events first, then the data records, each queue's runs in place. A drain
+-- hands over at most a given number of records per queue, so that a caller
+-- keeps its clock (ticks, its deadline, signals) under a load it cannot
+-- keep up with: the queues then fill and drop, and count it.
 local bit = require("bit")
 local rt = require("moonrover.rt")
 
@@ -8,6 +11,7 @@ local _M = {}
 local mt = { __index = _M }
 
 local RUN_MAX = 4096
+local DRAIN_MAX = RUN_MAX
 
 -- opts: pids (list, or nil for every process but this one), payload_bytes,
 -- max_connections. Returns the source (not started yet), or nil and why.
@@ -48,25 +52,26 @@ function _M:set_verdict(conn, verdict)
   return rt.call(rt.lib.mr_data_plane_net_verdict, self.d, conn, verdict)
 end
 
-local function drain_events(self, tracer)
+local function drain_events(self, tracer, limit)
   local lib, total = rt.lib, 0
   local n
   repeat
-    n = lib.mr_data_plane_peek(self.d, lib.MR_STREAM_TCP, RUN_MAX, self.index)
+    n = lib.mr_data_plane_peek(self.d, lib.MR_STREAM_TCP, math.min(RUN_MAX, limit - total), self.index)
     for i = self.index[0], self.index[0] + n - 1 do
       tracer:on_tcp_event(self.tcp[i])
     end
     lib.mr_data_plane_release(self.d, lib.MR_STREAM_TCP, n)
     total = total + n
-  until n == 0
+  until n == 0 or total >= limit
   return total
 end
 
-local function drain_data(self, tracer)
+local function drain_data(self, tracer, limit)
   local ffi, lib, total = rt.ffi, rt.lib, 0
   local n
   repeat
-    n = lib.mr_data_plane_peek_bytes(self.d, lib.MR_STREAM_NET, RUN_MAX, self.offset, self.run)
+    n = lib.mr_data_plane_peek_bytes(self.d, lib.MR_STREAM_NET, math.min(RUN_MAX, limit - total), self.offset,
+      self.run)
     local at = self.offset[0]
     for _ = 1, n do
       local size = ffi.cast("uint32_t *", self.bytes + at)[0]
@@ -76,13 +81,15 @@ local function drain_data(self, tracer)
     end
     lib.mr_data_plane_release_bytes(self.d, lib.MR_STREAM_NET, n, self.run[0])
     total = total + n
-  until n == 0
+  until n == 0 or total >= limit
   return total
 end
 
--- Hands everything queued to tracer; returns how many records.
-function _M:drain(tracer)
-  return drain_events(self, tracer) + drain_data(self, tracer)
+-- Hands what is queued to tracer, at most limit records of each queue
+-- (default DRAIN_MAX); returns how many records.
+function _M:drain(tracer, limit)
+  limit = limit or DRAIN_MAX
+  return drain_events(self, tracer, limit) + drain_data(self, tracer, limit)
 end
 
 -- Counters: per stream (received, dropped in the queue and in the kernel)
@@ -94,7 +101,7 @@ function _M:stats()
     local s = ffi.new("struct mr_data_plane_stream_stats")
     lib.mr_data_plane_stream_stats(self.d, stream, s)
     out[name] = { received = tonumber(s.received), dropped_queue = tonumber(s.dropped_queue),
-      dropped_kernel = tonumber(s.dropped_kernel) }
+      dropped_kernel = tonumber(s.dropped_kernel), queued = tonumber(s.queued) }
   end
   local c = ffi.new("struct mr_net_counters")
   lib.mr_data_plane_net_counters(self.d, c)

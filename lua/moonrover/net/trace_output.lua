@@ -11,6 +11,9 @@
 --   tls           true when read through a TLS library's plaintext
 --   trace_id      only when a trace header (traceparent, sw8, b3) was present
 --   error         only for an incomplete exchange: "no response", ...
+-- A response whose request was not seen (a connection traced from the
+-- middle of an exchange) has no method, target, duration_ms nor
+-- request_bytes, and its ts is its response's first byte.
 -- and the end-of-trace summary.
 local json_text = require("moonrover.lib.json_text")
 
@@ -69,11 +72,9 @@ function _M.line(out, ex)
     ex.error and ("  (" .. ex.error .. ")") or "")
 end
 
+-- An incomplete exchange counts by its error, whatever status it got.
 local function status_class(ex)
-  if ex.error and (ex.status or 0) == 0 then
-    return ex.error
-  end
-  return tostring(ex.status)
+  return ex.error or tostring(ex.status)
 end
 
 -- Counts one exchange into the summary's tally.

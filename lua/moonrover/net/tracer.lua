@@ -18,6 +18,20 @@
 -- exchange of a connection whose addresses are not known yet waits for them
 -- (at most HOLD_NS). Everything the tracer keeps is plain tables: state()
 -- hands it to the next version of a script at a hot reload.
+--
+-- A connection evicted from the table (more than max_connections open) ends
+-- as a close does: its parser's on_close, then a "close" event (evicted =
+-- true) with its totals so far. If it shows up again (the kernel still
+-- follows it), it is a new entry whose totals count from what the eviction
+-- reported (the ids of evicted connections are kept, at most max_connections
+-- of them), so that consumers adding up close and progress totals count no
+-- byte twice.
+--
+-- A connection first seen mid-stream (found) may start in the middle of a
+-- message: a record counts as a try at classifying it only when its
+-- direction is not the previous record's (a new message is likely there),
+-- so a long body does not use up the tries; CLASSIFY_RECORDS records
+-- without a protocol leave it unparsed whatever their directions.
 local bit = require("bit")
 local ffi = require("ffi")
 local address = require("moonrover.net.address")
@@ -33,10 +47,12 @@ local INGRESS, EGRESS = 0, 1
 local COUNT_ONLY = 4
 local NET_COUNT = 1 -- enum mr_net_verdict: count bytes only
 
-local CLASSIFY_TRIES = 8           -- records looked at before a connection is left unparsed
+local CLASSIFY_TRIES = 8           -- direction changes looked at before a connection is left unparsed
+local CLASSIFY_RECORDS = 64        -- records looked at before it is, whatever their directions
 local CLOSE_GRACE_NS = 200e6
 local CLOSE_SKEW_NS = 10e6 -- records of different CPUs reach the ring about in time order, not exactly
 local HOLD_NS = 1e9
+local NO_BASE = { [INGRESS] = 0, [EGRESS] = 0 }
 local emit_to -- (self, conn, ex), below
 
 local DEFAULTS = { max_connections = 65536, idle_ns = 500e6, progress_ns = 5e9 }
@@ -57,6 +73,7 @@ function _M.new(opts, from)
   self.conns = conn_table.new(self.max_connections, from.conns)
   self.watch = from.watch or {} -- ids of connections whose parser may have something pending
   self.counts = from.counts or { exchanges = 0, gaps = 0, unclassified = 0, held_too_long = 0 }
+  self.gone = from.gone or { ids = {}, count = 0 } -- evicted connections: the totals reported
   self.last_progress_ns = from.last_progress_ns or 0
   self.data_ns = from.data_ns or 0
   self.data_ns_at_tick = self.data_ns
@@ -67,7 +84,7 @@ function _M.new(opts, from)
 end
 
 function _M:state()
-  return { conns = self.conns:state(), watch = self.watch, counts = self.counts,
+  return { conns = self.conns:state(), watch = self.watch, counts = self.counts, gone = self.gone,
     last_progress_ns = self.last_progress_ns, data_ns = self.data_ns }
 end
 
@@ -156,12 +173,34 @@ local function emit_for(self, conn)
   return self.emit
 end
 
+local finish
+
+-- Remembers what an evicted connection's close event reported.
+local function remember_gone(self, conn)
+  local gone = self.gone
+  if gone.count >= self.max_connections then
+    gone.ids, gone.count = {}, 0
+  end
+  gone.ids[conn.id] = { [INGRESS] = conn.bytes[INGRESS], [EGRESS] = conn.bytes[EGRESS] }
+  gone.count = gone.count + 1
+end
+
 local function new_conn(self, id, ts)
+  local gone = self.gone.ids[id]
   local conn = { id = id, role = "unknown", opened_ns = ts, last_ns = ts, bytes = { [INGRESS] = 0, [EGRESS] = 0 },
-    next = {}, tries = 0 }
-  local gone = self.conns:add(conn)
-  for _, old in ipairs(gone or {}) do
-    self.watch[old.id] = nil
+    base = gone, next = {}, tries = 0, looked = 0 }
+  if gone then
+    self.gone.ids[id] = nil
+    self.gone.count = self.gone.count - 1
+  end
+  local evicted = self.conns:add(conn)
+  for _, old in ipairs(evicted or {}) do
+    local open = not old.closing_ns
+    old.closing_ns, old.evicted = old.closing_ns or old.last_ns, true
+    finish(self, old)
+    if open then
+      remember_gone(self, old)
+    end
   end
   return conn
 end
@@ -226,6 +265,8 @@ end
 -- The protocol whose first message these bytes look like; sets the role of
 -- a connection first seen mid-stream from what the bytes are.
 local function classify(self, conn, direction, ptr, copied)
+  local turn = conn.last_direction ~= direction
+  conn.last_direction = direction
   for _, p in ipairs(self.protocol_list) do
     if conn.role ~= "unknown" then
       if p.detect(ptr, copied, is_request(conn, direction)) then
@@ -239,8 +280,9 @@ local function classify(self, conn, direction, ptr, copied)
       return p
     end
   end
-  conn.tries = conn.tries + 1
-  if conn.tries >= CLASSIFY_TRIES then
+  conn.tries = conn.tries + (turn and 1 or 0)
+  conn.looked = (conn.looked or 0) + 1
+  if conn.tries >= CLASSIFY_TRIES or conn.looked >= CLASSIFY_RECORDS then
     give_up(self, conn)
   end
 end
@@ -287,7 +329,8 @@ function _M:on_data(r, ptr)
   end
 end
 
-local function finish(self, conn)
+-- Ends a connection: closed (after its grace) or evicted.
+function finish(self, conn)
   local p = conn.proto and self.protocols[conn.proto]
   if p then
     p.on_close(conn.pstate, conn.closing_ns, emit_for(self, conn))
@@ -296,9 +339,10 @@ local function finish(self, conn)
     self.counts.held_too_long = self.counts.held_too_long + #conn.held
     release_held(self, conn)
   end
-  conn.bytes[EGRESS] = math.max(conn.bytes[EGRESS], conn.closed_sent or 0)
-  conn.bytes[INGRESS] = math.max(conn.bytes[INGRESS], conn.closed_received or 0)
-  conn_event(self, conn, "close", conn.closing_ns, { retransmits = conn.retransmits })
+  local base = conn.base or NO_BASE
+  conn.bytes[EGRESS] = math.max(conn.bytes[EGRESS], (conn.closed_sent or 0) - base[EGRESS])
+  conn.bytes[INGRESS] = math.max(conn.bytes[INGRESS], (conn.closed_received or 0) - base[INGRESS])
+  conn_event(self, conn, "close", conn.closing_ns, { retransmits = conn.retransmits, evicted = conn.evicted })
   self.conns:remove(conn.id)
   self.watch[conn.id] = nil
 end
@@ -335,10 +379,11 @@ local function progress(self, now)
   self.last_progress_ns = now
 end
 
--- Time passes (now: CLOCK_MONOTONIC ns); call it every 100-200 ms.
-function _M:tick(now)
-  if self.data_ns == self.data_ns_at_tick then
-    -- no data since the last tick: the data queue has caught up
+-- Time passes (now: CLOCK_MONOTONIC ns); call it every 100-200 ms. drained:
+-- the caller has fed every record it had (its queue is empty); without it,
+-- a tick with no data since the last one says the same.
+function _M:tick(now, drained)
+  if drained or self.data_ns == self.data_ns_at_tick then
     self.data_ns = math.max(self.data_ns, now - CLOSE_GRACE_NS + CLOSE_SKEW_NS)
   end
   self.data_ns_at_tick = self.data_ns

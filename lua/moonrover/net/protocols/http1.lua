@@ -63,9 +63,21 @@
 --   64 requests waited. error = "closed mid-response": the close came
 --   before the response's end (a response that lasts until the close, or
 --   whose end was unknown, ends there without error).
--- - A response whose request was not seen makes an exchange without method,
---   target, host, version of the request or request fields; a side not
---   seen has nil times and size.
+-- - The two directions' records come in order each, but not always in
+--   order between them: the kernel puts a read and a write into one ring in
+--   the order they reach it, so a client whose reader and writer are two
+--   threads (Go's, async runtimes) can show a response before the request
+--   it answers. A response that starts with no request waiting is taken for
+--   such a one: a request whose first record is not newer than the
+--   response's last record (kernel times, taken as the bytes moved) joins
+--   it. A complete one is held (not emitted) until then, and at most until
+--   the next response starts, a later request starts, on_idle finds it
+--   idle_ns old, or on_close.
+-- - A response whose request was not seen (the connection was first traced
+--   mid-stream, or the request's record was lost) is emitted, once held as
+--   just above, as an exchange without method, target, host or request
+--   fields (request times and size nil, so no duration): its status,
+--   response times and size are right.
 --
 -- Resynchronisation and limits
 -- - At the start (the first bytes may be the middle of a message), after a
@@ -654,6 +666,7 @@ function _M.new_state()
   return {
     q = new_direction(), r = new_direction(), pending = {},
     q_open = false, r_open = false, r_gap = false, pipelined = false, tunnel = false,
+    early = false, q_early = false,
   }
 end
 
@@ -690,16 +703,34 @@ local function deliver(ex, emit)
   if not ex.error then
     ex.error = nil
   end
-  emit(ex)
+  emit(exchange.parsed(ex))
 end
 
-local function finish_request(state, q, ts)
+-- The exchange of the request under way (state.q_open).
+local function open_request_exchange(state)
+  local pending = state.pending
+  return state.q_early or pending[#pending]
+end
+
+-- Delivers the held response whose request was not seen, if any.
+local function release_early(state, emit)
+  local ex = state.early
+  if ex then
+    state.early = false
+    deliver(ex, emit)
+  end
+end
+
+local function finish_request(state, q, ts, emit)
   if state.q_open then
-    local pending = state.pending
-    local ex = pending[#pending]
+    local ex = open_request_exchange(state)
     ex.request_end_ns = ts
     ex.request_bytes = q.bytes
     state.q_open = false
+    if state.q_early then
+      state.q_early = false
+      deliver(ex, emit)
+    end
   end
   q.mode = START
   q.bytes = 0
@@ -713,11 +744,16 @@ local function finish_response(state, r, ts, emit)
   ex.response_end_ns = ts
   ex.response_bytes = r.bytes
   r.bytes = 0
-  if state.q_open and #pending == 0 then
+  if state.q_open and #pending == 0 and not state.q_early then
     local q = state.q
     ex.request_end_ns = q.last_ts
     ex.request_bytes = q.bytes
     state.q_open = false
+  end
+  if not ex.request_start_ns then
+    release_early(state, emit)
+    state.early = ex
+    return
   end
   deliver(ex, emit)
 end
@@ -728,21 +764,48 @@ local function give_up(ex, reason, emit)
   deliver(ex, emit)
 end
 
+-- The exchange a request starting at ts0 belongs to when its response came
+-- first (the two directions' records can be out of order in the ring): the
+-- held response that ended at or after ts0 (state.q_early then), or the
+-- response under way with no request, if its last record is not older
+-- than ts0. Else nil, and a held response is delivered as it is.
+local function answered(state, ts0, emit)
+  local early = state.early
+  if early then
+    if ts0 <= early.response_end_ns then
+      state.early = false
+      state.q_early = early
+      return early
+    end
+    release_early(state, emit)
+  end
+  local first = state.pending[1]
+  if #state.pending == 1 and state.r_open and not first.request_start_ns and ts0 <= state.r.last_ts then
+    return first
+  end
+  return nil
+end
+
 local function open_request(state, ts0, emit)
   local pending = state.pending
-  if #pending >= PENDING_MAX then
-    give_up(remove(pending, state.r_open and 2 or 1), "no response", emit)
+  local ex = answered(state, ts0, emit)
+  if not ex then
+    if #pending >= PENDING_MAX then
+      give_up(remove(pending, state.r_open and 2 or 1), "no response", emit)
+    end
+    ex = new_exchange()
+    pending[#pending + 1] = ex
   end
-  local ex = new_exchange()
-  ex.method, ex.target, ex.version, ex.host = H.method, H.target, H.version, H.host
+  ex.method, ex.target, ex.host = H.method, H.target, H.host
+  ex.version = H.version or ex.version
   ex.request_start_ns, ex.request_end_ns, ex.request_bytes = ts0, ts0, 0
   ex.trace_id, ex.trace_header = H.trace_id, H.trace_header
-  pending[#pending + 1] = ex
   state.q_open = true
 end
 
 local function open_response(state, ts0, emit)
   local pending = state.pending
+  release_early(state, emit)
   if #pending > 1 and not state.r_gap then
     state.pipelined = true
   end
@@ -791,7 +854,7 @@ local function begin(state, d, is_request, ts0, ts, emit)
   if is_request then
     open_request(state, ts0, emit)
     if not body_mode(d, true) then
-      finish_request(state, d, ts)
+      finish_request(state, d, ts, emit)
     end
     return
   end
@@ -832,7 +895,7 @@ end
 
 local function finish(state, d, is_request, ts, emit)
   if is_request then
-    finish_request(state, d, ts)
+    finish_request(state, d, ts, emit)
   else
     finish_response(state, d, ts, emit)
   end
@@ -1098,8 +1161,8 @@ function _M.on_gap(state, is_request)
   elseif mode == BODY or mode == CHUNK or mode == LOST then
     local open = is_request and state.q_open or (not is_request and state.r_open)
     if open then
-      local pending = state.pending
-      pending[is_request and #pending or 1].error = "lost sync"
+      local ex = is_request and open_request_exchange(state) or state.pending[1]
+      ex.error = "lost sync"
     end
     d.chunked = mode == CHUNK or (mode == LOST and d.chunked)
     d.mode = LOST
@@ -1117,7 +1180,10 @@ function _M.on_idle(state, now_ns, idle_ns, emit)
     finish_response(state, r, r.last_ts, emit)
   end
   if q.mode == LOST and now_ns - q.last_ts >= idle_ns then
-    finish_request(state, q, q.last_ts)
+    finish_request(state, q, q.last_ts, emit)
+  end
+  if state.early and now_ns - state.early.response_end_ns >= idle_ns then
+    release_early(state, emit)
   end
 end
 
@@ -1133,6 +1199,7 @@ end
 function _M.on_close(state, _close_ns, emit)
   local r, q = state.r, state.q
   local pending = state.pending
+  release_early(state, emit)
   if not state.tunnel then
     if state.r_open then
       local mode = r.mode
@@ -1148,7 +1215,7 @@ function _M.on_close(state, _close_ns, emit)
       finish_response(state, r, r.last_ts, emit)
     end
     if state.q_open then
-      finish_request(state, q, q.last_ts)
+      finish_request(state, q, q.last_ts, emit)
     end
     while #pending > 0 do
       give_up(remove(pending, 1), "no response", emit)
