@@ -23,6 +23,7 @@ def parse_routes(words):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # the head and the body are two writes
     routes = {}
 
     def do_GET(self):
