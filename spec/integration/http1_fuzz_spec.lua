@@ -115,17 +115,24 @@ local FIELDS = {
   protocol = "string", method = "string", target = "string", version = "string", status = "number",
   host = "string", request_start_ns = "number", request_end_ns = "number", response_start_ns = "number",
   response_end_ns = "number", request_bytes = "number", response_bytes = "number", trace_id = "string",
-  trace_header = "string", error = "string",
+  trace_header = "string", error = "string", pid = "number", conn = "number",
 }
 
 local function count(n)
   return type(n) == "number" and n >= 0 and n == math.floor(n)
 end
 
--- Why ex is not a well-formed exchange, or nil.
-local function malformed(ex)
-  if type(ex) ~= "table" then
+-- Why ex is not a well-formed exchange, or nil. Fields not known are false
+-- (net/exchange.lua creates every field), and read here as absent.
+local function malformed(emitted)
+  if type(emitted) ~= "table" then
     return "not a table"
+  end
+  local ex = {}
+  for k, v in pairs(emitted) do
+    if v ~= false then
+      ex[k] = v
+    end
   end
   for k, v in pairs(ex) do
     if FIELDS[k] ~= type(v) then
