@@ -301,6 +301,11 @@ end
 function ON.accept()
 end
 
+-- A connection first seen mid-stream: its bytes are counted from the
+-- progress and close events that follow.
+function ON.found()
+end
+
 -- Takes a connection event (the tracer's shape: kind, ts, pid, container_id,
 -- role, local_addr, remote_addr, connect_ns, bytes_sent, bytes_received, and
 -- conn when the tracer gives connection ids). A container_id of false is a

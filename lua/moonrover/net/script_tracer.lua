@@ -54,6 +54,10 @@ local PUBLISH_NS = 1e9
 -- version). deliver(stream_name, list) gets each batch.
 function _M.new(opts, deliver)
   local state = opts.state or {}
+  -- Exchanges are made and dropped by the hundred thousand a second: a
+  -- collector that waits for the heap to double lags far behind.
+  collectgarbage("setpause", 110)
+  collectgarbage("setstepmul", 400)
   local self = setmetatable({ deliver = deliver, out = {}, published = state.published or {}, next_publish = 0 },
     mt)
   self.series = {}
@@ -65,7 +69,7 @@ function _M.new(opts, deliver)
     protocols = protocol_list.modules(),
     set_verdict = opts.set_verdict,
     container_id = function(pid)
-      return resolver:lookup(pid, tonumber(lib.mr_sys_monotonic_ns())) or nil
+      return (resolver:lookup(pid, tonumber(lib.mr_sys_monotonic_ns())))
     end,
     on_exchange = function(ex)
       self:queue(ex.protocol, ex)

@@ -119,10 +119,19 @@ local function conn_event(self, conn, kind, ts, extra)
   end
 end
 
+-- The container of pid: a string, false when the process is not measured
+-- (not in a container or service), nil when unknown.
+local function container_of(self, pid)
+  if self.opts.container_id then
+    return self.opts.container_id(pid)
+  end
+  return nil
+end
+
 local function set_pid(self, conn, pid, comm)
   if pid and pid > 0 and conn.pid ~= pid then
     conn.pid = pid
-    conn.container_id = self.opts.container_id and self.opts.container_id(pid) or nil
+    conn.container_id = container_of(self, pid)
   end
   if comm and comm ~= "" then
     conn.comm = comm
@@ -223,7 +232,7 @@ end
 local function listen_event(self, e, kind, ts)
   if self.opts.on_conn_event then
     self.opts.on_conn_event({ kind = kind, ts = ts, pid = e.pid, comm = comm_of(e),
-      container_id = self.opts.container_id and self.opts.container_id(e.pid) or nil,
+      container_id = container_of(self, e.pid),
       local_addr = address.format(e.local_addr, e.family, e.local_port), conn = tonumber(e.conn) })
   end
 end
@@ -383,7 +392,9 @@ end
 -- the caller has fed every record it had (its queue is empty); without it,
 -- a tick with no data since the last one says the same.
 function _M:tick(now, drained)
-  if drained or self.data_ns == self.data_ns_at_tick then
+  if drained then
+    self.data_ns = math.max(self.data_ns, now)
+  elseif self.data_ns == self.data_ns_at_tick then
     self.data_ns = math.max(self.data_ns, now - CLOSE_GRACE_NS + CLOSE_SKEW_NS)
   end
   self.data_ns_at_tick = self.data_ns
