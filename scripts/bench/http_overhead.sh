@@ -11,12 +11,13 @@
 # table with every round, the median ratio, the CPU per traced request (BPF
 # time per program, and the tracing process's user+sys time per thread, from
 # /proc) and what the tracer reports it lost.
-#   usage: scripts/bench/http_overhead.sh [--mode trace|agent] [SECONDS] [ROUNDS]
+#   usage: scripts/bench/http_overhead.sh [--mode trace|agent] [SECONDS (5)] [ROUNDS (5, at least 3)]
 # --mode trace (the default): `moonrover trace -p <nginx pids> -o /dev/null
 #   --format json`; a request traced is an exchange its summary counts.
-# --mode agent: `moonrover agent` with its network tracer on (every process)
-#   against `moonrover agent --no-network`; needs an agent that has the
-#   network tracer, and counts the requests wrk completed as traced.
+# --mode agent: `moonrover agent` with its network tracer on (every process,
+#   the bundled scripts) against `moonrover agent --network off`; needs an
+#   agent that has the network tracer, and counts the requests wrk completed
+#   as traced.
 # BIN=path/to/moonrover picks another build. Exits 1 only when it cannot set
 # up (not root, no build, a tool missing, nginx or the tracer not starting).
 set -euo pipefail
@@ -27,8 +28,8 @@ if [ "${1:-}" = "--mode" ]; then
   mode=${2:-}
   shift 2 || true
 fi
-seconds=${1:-10}
-rounds=${2:-3}
+seconds=${1:-5}
+rounds=${2:-5}
 bin=${BIN:-./build/moonrover}
 
 die() {
@@ -47,8 +48,8 @@ esac
 for need in nginx:nginx wrk:wrk bpftool:bpftool curl:curl shuf:coreutils; do
   command -v "${need%%:*}" >/dev/null || die "${need%%:*} is missing: apt-get install ${need#*:}"
 done
-if [ "$mode" = agent ] && ! "$bin" agent --help 2>&1 | grep -q -- '--no-network'; then
-  die "--mode agent: this build's agent has no network tracer (its 'agent --help' has no --no-network); use --mode trace"
+if [ "$mode" = agent ] && ! "$bin" agent --help 2>&1 | grep -q -- '--network on|off'; then
+  die "--mode agent: this build's agent has no network tracer (its 'agent --help' has no --network on|off); use --mode trace"
 fi
 
 work=$(mktemp -d /tmp/moonrover-http-overhead.XXXXXX)
@@ -164,7 +165,7 @@ bpf_runs() {
 # its data-plane thread starts once they are.
 start_tracer() {
   local traced=$1 off=() _
-  [ "$traced" = no ] && off=(--no-network)
+  [ "$traced" = no ] && off=(--network off)
   case "$mode/$traced" in
     trace/yes)
       "$bin" trace -p "$nginx_pids" -o /dev/null --format json 2>"$work/summary" &
@@ -216,7 +217,7 @@ traced_run() {
   lost=${lost:-nothing}
 }
 
-# One run without tracing (in agent mode, the agent with --no-network); sets plain.
+# One run without tracing (in agent mode, the agent with --network off); sets plain.
 untraced_run() {
   if [ "$mode" = agent ]; then
     start_tracer no
@@ -259,14 +260,15 @@ echo
 echo "| part | runs | ns per run | ns per request |"
 echo "|---|---|---|---|"
 awk -v served="$served" -v x="$exchanges" -v m="$main" -v o="$other" -v hz="$hz" '
+  !($1 in runs) { names[++n] = $1 }
   { runs[$1] += $3; ns[$1] += $2; bpf += $2 }
   END {
-    for (p in runs) if (runs[p] > 0)
-      printf "| BPF %s | %d | %.0f | %.0f |\n", p, runs[p], ns[p] / runs[p], ns[p] / served
+    for (i = 1; i <= n; i++) if (runs[names[i]] > 0)
+      printf "| BPF %s | %d | %.0f | %.0f |\n", names[i], runs[names[i]], ns[names[i]] / runs[names[i]], ns[names[i]] / served
     printf "| BPF, every program | | | **%.0f** |\n", bpf / served
     printf "| tracer main thread (user+sys) | | | %.0f |\n", m / hz * 1e9 / x
     printf "| tracer other threads (user+sys) | | | %.0f |\n", o / hz * 1e9 / x
     printf "| **total** | | | **%.0f** (goal: at most 1500) |\n", bpf / served + (m + o) / hz * 1e9 / x
-  }' "$work/bpf"
+  }' <(sort "$work/bpf")
 echo
 echo "lost in that run: $lost"
