@@ -126,7 +126,7 @@ load() {
   read -r load_n load_rps < <(awk '/ requests in / { n = $1 } /^Requests\/sec:/ { r = $2 } END { print n, r }' "$work/wrk.log")
 }
 
-# The tracer's threads: "main MAIN_TICKS other OTHER_TICKS" (user+sys).
+# The CPU ticks (user+sys) of the tracer's main thread and of its other threads: "MAIN OTHER".
 ticks() {
   local t main=0 other=0 n
   for t in /proc/"$tracer_pid"/task/*; do
