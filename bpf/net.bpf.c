@@ -127,11 +127,12 @@ static __always_inline bool wanted(__s32 tgid)
 	return !filter_pids || bpf_map_lookup_elem(&targets, &tgid);
 }
 
+/* Direct loads: the tracepoints' socket is a BTF pointer (no helper call). */
 static __always_inline bool is_tcp(const struct sock *sk)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = sk->__sk_common.skc_family;
 
-	return BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP && (family == AF_INET || family == AF_INET6);
+	return sk->sk_protocol == IPPROTO_TCP && (family == AF_INET || family == AF_INET6);
 }
 
 static __always_inline __u64 wakeup_flag(void *ring, __u64 level)
@@ -364,8 +365,8 @@ static __always_inline __u32 copy_iov(struct scratch *s, const struct iovec *iov
 static __always_inline __u32 copy_payload(struct scratch *s, __u32 want, bool *buffered)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	long nr = BPF_CORE_READ(regs, orig_ax);
-	void *arg = (void *)BPF_CORE_READ(regs, si);
+	long nr = regs->orig_ax; /* direct loads of a BTF pointer, no helper call */
+	void *arg = (void *)regs->si;
 	struct user_msghdr msg;
 
 	*buffered = true;
@@ -377,7 +378,7 @@ static __always_inline __u32 copy_payload(struct scratch *s, __u32 want, bool *b
 		return copy_user(s, 0, arg, want);
 	case NR_READV:
 	case NR_WRITEV:
-		return copy_iov(s, arg, BPF_CORE_READ(regs, dx), want);
+		return copy_iov(s, arg, regs->dx, want);
 	case NR_RECVMSG:
 	case NR_SENDMSG:
 		if (bpf_probe_read_user(&msg, sizeof(msg), arg) != 0)
@@ -433,18 +434,20 @@ static __always_inline void count_only(struct scratch *s, struct conn *c, __u8 d
 	send_record(s, 0);
 }
 
+/* The checks go cheapest and most selective first: every socket read and
+ * write of the machine (the traced server's clients too) runs this. */
 static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), cookie, offset;
-	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid(), now, cookie, offset;
 	__u32 zero = 0, want, copied;
 	bool buffered;
 	struct scratch *s;
 	struct conn *c;
 	__u8 *verdict;
 
-	if (ret <= 0 || !is_tcp(sk) || !wanted(id >> 32) || (task->flags & PF_KTHREAD))
+	if (ret <= 0 || !wanted(id >> 32) || (bpf_get_current_task_btf()->flags & PF_KTHREAD) || !is_tcp(sk))
 		return;
+	now = bpf_ktime_get_ns();
 	cookie = bpf_get_socket_cookie(sk);
 	c = data_conn(sk, cookie, id >> 32);
 	s = bpf_map_lookup_elem(&scratch, &zero);
