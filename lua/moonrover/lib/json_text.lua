@@ -15,6 +15,9 @@ end
 -- A JSON string literal of s (bytes that are not valid UTF-8 are passed as
 -- they are: the caller's strings come from the wire and are shown as seen).
 function _M.string(s)
+  if not s:find('[%c"\\]') then
+    return '"' .. s .. '"'
+  end
   return '"' .. s:gsub('[%c"\\]', escape_char) .. '"'
 end
 
@@ -42,17 +45,28 @@ local function value(v)
   return "null"
 end
 
+-- Each key written once as `"key":` (keys come from the code's few lists).
+local KEY_TEXT = setmetatable({}, {
+  __index = function(t, k)
+    local text = _M.string(k) .. ":"
+    t[k] = text
+    return text
+  end,
+})
+
 -- An object of the fields named in keys, in that order; a field whose value
 -- is nil is left out.
 function _M.object(keys, t)
-  local parts = {}
-  for _, k in ipairs(keys) do
+  local parts, n = {}, 0
+  for i = 1, #keys do
+    local k = keys[i]
     local v = t[k]
     if v ~= nil then
-      parts[#parts + 1] = _M.string(k) .. ":" .. value(v)
+      n = n + 1
+      parts[n] = KEY_TEXT[k] .. value(v)
     end
   end
-  return "{" .. table.concat(parts, ",") .. "}"
+  return "{" .. table.concat(parts, ",", 1, n) .. "}"
 end
 
 return _M

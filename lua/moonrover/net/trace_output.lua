@@ -37,10 +37,17 @@ function _M.header(out)
   return ""
 end
 
+-- The date and time of the last second formatted: lines come by the
+-- thousand per second, os.date costs a microsecond.
+local cached_second, cached_text
+
 local function rfc3339(wall_ns)
   local s = math.floor(wall_ns / 1e9)
   local us = math.floor((wall_ns - s * 1e9) / 1e3)
-  return os.date("!%Y-%m-%dT%H:%M:%S", s) .. string.format(".%06dZ", us)
+  if s ~= cached_second then
+    cached_second, cached_text = s, os.date("!%Y-%m-%dT%H:%M:%S", s)
+  end
+  return cached_text .. string.format(".%06dZ", us)
 end
 
 local function clock_time(wall_ns)
@@ -56,12 +63,10 @@ end
 function _M.line(out, ex)
   local wall = out.clock.wall_ns_at(ex.request_start_ns or ex.response_start_ns or 0)
   if out.format == "json" then
-    local fields = {}
-    for k, v in pairs(ex) do
-      fields[k] = v
-    end
-    fields.ts, fields.duration_ms = rfc3339(wall), duration_ms(ex)
-    fields.status = ex.status or 0
+    local fields = { ts = rfc3339(wall), pid = ex.pid, comm = ex.comm, role = ex.role, ["local"] = ex["local"],
+      remote = ex.remote, protocol = ex.protocol, method = ex.method, target = ex.target, status = ex.status or 0,
+      duration_ms = duration_ms(ex), request_bytes = ex.request_bytes, response_bytes = ex.response_bytes,
+      tls = ex.tls, trace_id = ex.trace_id, error = ex.error }
     return json_text.object(JSON_KEYS, fields) .. "\n"
   end
   local ms = duration_ms(ex)
