@@ -6,6 +6,7 @@
 -- processes exit or Ctrl-C, write each exchange (net/trace_output.lua).
 local args = require("moonrover.lib.args")
 local output_file = require("moonrover.output_file")
+local pid_list = require("moonrover.pid_list")
 local rt = require("moonrover.rt")
 local source = require("moonrover.net.source")
 local trace_output = require("moonrover.net.trace_output")
@@ -76,21 +77,7 @@ local function check(job)
     return nil, "tracing needs " .. rt.ffi.string(rt.lib.mr_kernel_privileges()) .. ": " ..
       rt.ffi.string(detail):gsub(" %(needs .*%)$", "")
   end
-  for _, pid in ipairs(job.pids or {}) do
-    if rt.lib.mr_proc_exists(pid) ~= 1 then
-      return nil, "no process with pid " .. pid
-    end
-  end
-  return true
-end
-
-local function all_gone(pids)
-  for _, pid in ipairs(pids) do
-    if rt.lib.mr_proc_exists(pid) == 1 then
-      return false
-    end
-  end
-  return true
+  return pid_list.check(job.pids)
 end
 
 -- Feeds the source to the tracer until the job ends.
@@ -101,7 +88,7 @@ local function follow(src, tr, job)
   local next_tick = started + TICK_NS
   while lib.mr_sys_signal_pending() == 0 do
     local now = monotonic_ns()
-    if (deadline and now >= deadline) or (job.pids and all_gone(job.pids)) then
+    if (deadline and now >= deadline) or (job.pids and pid_list.all_gone(job.pids)) then
       break
     end
     src:wait(100)
