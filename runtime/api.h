@@ -218,13 +218,13 @@ enum mr_data_plane_flags {
 
 struct mr_data_plane_opts {
 	uint32_t queue_capacity; /* events per fixed-size stream queue (power of two); 0: 65536 */
-	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB (the net stream: 16 MiB) */
+	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
 	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
 	uint32_t flags;          /* enum mr_data_plane_flags */
 	int32_t bench_pid;       /* MR_DATA_PLANE_BENCH: the process whose getppid() calls make events */
 	/* MR_DATA_PLANE_NET: the bytes copied of each socket read or write (0:
 	 * MR_NET_PAYLOAD_DEFAULT, at most MR_NET_PAYLOAD_MAX); the net stream's
-	 * queue in bytes (0: 32 MiB); the processes traced (NULL: all but this
+	 * queue in bytes (0: 8 MiB); the processes traced (NULL: all but this
 	 * one); the most connections tracked at once (0: 65536). */
 	uint32_t net_payload_bytes;
 	uint32_t net_queue_bytes;

@@ -26,8 +26,11 @@
  * delivers under 1 M events/s (each wakeup costs an IPI on the producer's
  * CPU), a timer drain every 10 ms over 5 M events/s at 8% of a core. */
 #define WAKEUP_FRACTION 4
-/* The net stream's ring, relative to the others': it carries payloads. */
-#define NET_RING_FACTOR 4
+/* The net stream's ring, relative to the others'. The thread empties it in
+ * rounds as soon as a quarter is full, so it only has to cover the thread's
+ * wakeup; each of its pages counts twice in the agent's resident memory (the
+ * kernel maps a ring's data twice, end to end). */
+#define NET_RING_FACTOR 1
 
 static int take_record(void *ctx, void *data, size_t size)
 {
