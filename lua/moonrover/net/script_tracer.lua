@@ -58,8 +58,9 @@ function _M.new(opts, deliver)
   -- collector that waits for the heap to double lags far behind.
   collectgarbage("setpause", 110)
   collectgarbage("setstepmul", 400)
-  local self = setmetatable({ deliver = deliver, out = {}, published = state.published or {}, next_publish = 0 },
-    mt)
+  local self = setmetatable({
+    deliver = deliver, out = {}, order = {}, published = state.published or {}, next_publish = 0,
+  }, mt)
   self.series = {}
   for i, p in ipairs(PUBLISHED) do
     self.series[i] = opts.registry[p[4]](p[2], p[3], { script = opts.script })
@@ -81,24 +82,30 @@ function _M.new(opts, deliver)
   return self
 end
 
+-- Batches by stream name, and the names in the order of their first item
+-- (flush walks that list: pairs() is not compiled by LuaJIT 2.1).
 function _M:queue(stream, item)
   local list = self.out[stream]
   if not list then
     list = {}
     self.out[stream] = list
+    local order = self.order
+    order[#order + 1] = stream
   end
   list[#list + 1] = item
 end
 
--- Hands what the tracer completed to the script, one batch per stream.
+-- Hands what the tracer completed to the script, one batch per stream, in
+-- the order the streams got their first item.
 function _M:flush()
-  local out = self.out
-  if next(out) == nil then
+  local order = self.order
+  if #order == 0 then
     return
   end
-  self.out = {}
-  for stream, list in pairs(out) do
-    self.deliver(stream, list)
+  local out = self.out
+  self.out, self.order = {}, {}
+  for k = 1, #order do
+    self.deliver(order[k], out[order[k]])
   end
 end
 
