@@ -18,7 +18,7 @@ local function tracer_delivering_to(out)
 end
 
 describe("script_tracer flush", function()
-  it("hands one batch per stream, in the order the streams got their first item", function()
+  it("hands one batch per stream with items, connection events first", function()
     for _, order in ipairs({ { "http", "connection" }, { "connection", "http" } }) do
       local out = {}
       local t = tracer_delivering_to(out)
@@ -26,9 +26,13 @@ describe("script_tracer flush", function()
       t:queue(order[2], {})
       t:queue(order[1], {})
       t:flush()
-      assert.same({ { order[1], 2 }, { order[2], 1 } }, out)
+      local count = { [order[1]] = 2, [order[2]] = 1 }
+      assert.same({ { "connection", count.connection }, { "http", count.http } }, out)
       t:flush()
       assert.equal(2, #out)
+      t:queue("http", {})
+      t:flush()
+      assert.same({ "http", 1 }, out[3])
     end
   end)
 end)
