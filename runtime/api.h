@@ -23,6 +23,8 @@
 /* The library exports exactly what the api headers declare. */
 #pragma GCC visibility push(default)
 #else
+typedef uint8_t __u8;
+typedef uint16_t __u16;
 typedef uint32_t __u32;
 typedef int32_t __s32;
 typedef uint64_t __u64;
@@ -30,6 +32,7 @@ typedef uint64_t __u64;
 
 /* Event records shared with the BPF programs. */
 #include "events.h"
+#include "net.h"
 
 /* ---------------------------------------------------------------- system */
 
@@ -191,17 +194,95 @@ void mr_profiler_close(mr_profiler *p);
 
 /* ----------------------------------------------------------- event streams */
 
-/* The agent's event streams (see runtime/dataplane): each delivers batches
- * of one fixed-size record type from bpf/events.h. */
+/* The event streams (see runtime/dataplane): each delivers batches of one
+ * record type from bpf/events.h or bpf/net.h, of a fixed size but for
+ * MR_STREAM_NET, whose records carry a copy of the bytes moved. */
 enum mr_stream {
 	MR_STREAM_PROCESS = 0, /* struct mr_process_event */
 	MR_STREAM_BENCH = 1,   /* struct mr_bench_event, only with `agent --bench-pid` */
-	MR_STREAM_COUNT = 2
+	MR_STREAM_TCP = 2,     /* struct mr_tcp_event, with MR_DATA_PLANE_NET */
+	MR_STREAM_NET = 3,     /* struct mr_net_data + payload (variable size), with MR_DATA_PLANE_NET */
+	MR_STREAM_COUNT = 4
 };
+
+/* BPF programs feeding ring buffers, a thread draining them into one bounded
+ * queue per stream, and an eventfd that becomes readable when a queue has
+ * events. It keeps draining while the consumer (Lua) is slow or stuck; what
+ * does not fit in a queue is dropped and counted. */
+typedef struct mr_data_plane mr_data_plane;
+
+enum mr_data_plane_flags {
+	MR_DATA_PLANE_BENCH = 1, /* also attach the benchmark event source */
+	MR_DATA_PLANE_NET = 2,   /* also trace TCP connections and their bytes (bpf/net.bpf.c) */
+};
+
+struct mr_data_plane_opts {
+	uint32_t queue_capacity; /* events per fixed-size stream queue (power of two); 0: 65536 */
+	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
+	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
+	uint32_t flags;          /* enum mr_data_plane_flags */
+	int32_t bench_pid;       /* MR_DATA_PLANE_BENCH: the process whose getppid() calls make events */
+	/* MR_DATA_PLANE_NET: the bytes copied of each socket read or write (0:
+	 * MR_NET_PAYLOAD_DEFAULT, at most MR_NET_PAYLOAD_MAX); the net stream's
+	 * queue in bytes (0: 8 MiB); the processes traced (NULL: all but this
+	 * one); the most connections tracked at once (0: 65536). */
+	uint32_t net_payload_bytes;
+	uint32_t net_queue_bytes;
+	const int32_t *net_pids;
+	uint32_t net_npids;
+	uint32_t net_max_connections;
+};
+
+struct mr_data_plane_stream_stats {
+	uint64_t received;       /* events read from the kernel */
+	uint64_t delivered;      /* events released by the consumer */
+	uint64_t dropped_queue;  /* read from the kernel but the queue was full */
+	uint64_t dropped_kernel; /* lost in the kernel: its ring buffer was full */
+	uint64_t queued;         /* waiting in the queue now */
+};
+
+mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err, size_t errlen);
+/* Attaches the programs and starts the draining thread. */
+int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen);
+/* Readable when a queue has events; the consumer reads it (8 bytes) to rearm. */
+int mr_data_plane_notify_fd(const mr_data_plane *d);
+/* For a consumer without an event loop: waits up to timeout_ms for queued
+ * events and rearms the notification. 1 when some arrived, 0 on timeout or
+ * when a signal cut the wait short. */
+int mr_data_plane_wait(mr_data_plane *d, int32_t timeout_ms);
+/* The stream's record storage: fixed for the data plane's life, so Lua casts
+ * it once (NULL for a stream that is off). Records of a fixed-size stream
+ * are mr_data_plane_record_size() bytes apart (0 for MR_STREAM_NET). */
+void *mr_data_plane_storage(const mr_data_plane *d, uint32_t stream);
+uint32_t mr_data_plane_record_size(const mr_data_plane *d, uint32_t stream);
+/* A fixed-size stream's oldest run of queued events that is contiguous in
+ * storage: returns how many (at most max) and their first record's index in
+ * *index. */
+uint32_t mr_data_plane_peek(mr_data_plane *d, uint32_t stream, uint32_t max, uint32_t *index);
+/* Frees the n oldest queued events after the consumer handled them. */
+void mr_data_plane_release(mr_data_plane *d, uint32_t stream, uint32_t n);
+/* MR_STREAM_NET's oldest contiguous run (at most max records): how many,
+ * the byte offset in storage of the first one's 8-byte prefix (a uint32_t
+ * size, then 4 bytes unused; the record follows it and the next prefix is at
+ * the record's end rounded up to 8) and the run's length in bytes. */
+uint32_t mr_data_plane_peek_bytes(mr_data_plane *d, uint32_t stream, uint32_t max, uint32_t *offset,
+				  uint32_t *bytes);
+void mr_data_plane_release_bytes(mr_data_plane *d, uint32_t stream, uint32_t n, uint32_t bytes);
+void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
+				struct mr_data_plane_stream_stats *out);
+/* MR_DATA_PLANE_NET: asks the kernel to copy a connection's bytes
+ * (MR_NET_CAPTURE) or only count them (MR_NET_COUNT). */
+int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
+/* MR_DATA_PLANE_NET: the kernel side's counters (all 0 without it). */
+void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *out);
+/* Stops the thread, detaches every program, frees everything. */
+void mr_data_plane_close(mr_data_plane *d);
 
 /* ----------------------------------------------------------------- metrics */
 
 enum mr_metric_type { MR_COUNTER = 0, MR_GAUGE = 1, MR_HISTOGRAM = 2 };
+/* The most bucket bounds a histogram may have (+Inf is added to them). */
+enum mr_histogram_limits { MR_HISTOGRAM_BOUNDS_MAX = 32 };
 
 /* ------------------------------------------------------------------ agent */
 
@@ -230,6 +311,14 @@ struct mr_agent_opts {
 	int32_t strict;
 	int32_t unsafe_scripts;
 	const char *bundled_skip;
+	/* The network tracer (bpf/net.bpf.c): 1 to trace TCP connections and
+	 * their bytes (the streams MR_STREAM_TCP and MR_STREAM_NET); the bytes
+	 * copied of each socket read or write (0: MR_NET_PAYLOAD_DEFAULT); the
+	 * most connections tracked at once (0: 65536). Where the kernel cannot,
+	 * the agent says why in one line and runs without it. */
+	int32_t network;
+	uint32_t net_payload_bytes;
+	uint32_t net_max_connections;
 };
 
 /* Returns 0 after a clean stop. */
@@ -276,7 +365,15 @@ void mr_script_log(mr_script *s, int32_t level, const char *msg);
  * `a="x",b="y"`), created on first use; the same id after a reload. */
 int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const char *help, const char *labels,
 			 char *err, size_t errlen);
+/* The same for a histogram with its own bucket bounds (see
+ * mr_metrics_histogram in api_test.h); nbounds 0: the default bounds. */
+int32_t mr_script_histogram(mr_script *s, const char *name, const char *help, const char *labels,
+			    const double *bounds, uint32_t nbounds, char *err, size_t errlen);
 void mr_script_metric_add(mr_script *s, int32_t series, double v);
+/* Asks the kernel to copy a connection's bytes (MR_NET_CAPTURE) or only count
+ * them (MR_NET_COUNT): the network tracer's decision, see
+ * mr_data_plane_net_verdict. A canary's verdicts are not applied. */
+int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
 void mr_script_metric_set(mr_script *s, int32_t series, double v);
 void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 

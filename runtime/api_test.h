@@ -111,53 +111,8 @@ void mr_symbolizer_limit_parses(mr_symbolizer *s, int64_t files);
 
 /* ------------------------------------------------------------- data plane */
 
-/* BPF programs feeding ring buffers, a thread draining them into one bounded
- * queue per stream, and an eventfd that becomes readable when a queue has
- * events. It keeps draining while the consumer (Lua) is slow or stuck; what
- * does not fit in a queue is dropped and counted. */
-typedef struct mr_data_plane mr_data_plane;
-
-enum mr_data_plane_flags {
-	MR_DATA_PLANE_BENCH = 1 /* also attach the benchmark event source */
-};
-
-struct mr_data_plane_opts {
-	uint32_t queue_capacity; /* events per stream queue (power of two); 0: 65536 */
-	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
-	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
-	uint32_t flags;          /* enum mr_data_plane_flags */
-	int32_t bench_pid;       /* MR_DATA_PLANE_BENCH: the process whose getppid() calls make events */
-};
-
-struct mr_data_plane_stream_stats {
-	uint64_t received;       /* events read from the kernel */
-	uint64_t delivered;      /* events released by the consumer */
-	uint64_t dropped_queue;  /* read from the kernel but the queue was full */
-	uint64_t dropped_kernel; /* lost in the kernel: its ring buffer was full */
-	uint64_t queued;         /* waiting in the queue now */
-};
-
-mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err, size_t errlen);
-/* Attaches the programs and starts the draining thread. */
-int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen);
-/* Readable when a queue has events; the consumer reads it (8 bytes) to rearm. */
-int mr_data_plane_notify_fd(const mr_data_plane *d);
-/* The stream's record storage: fixed for the data plane's life, so Lua casts
- * it once (NULL for a stream that is off). Records are
- * mr_data_plane_record_size() bytes apart. */
-void *mr_data_plane_storage(const mr_data_plane *d, uint32_t stream);
-uint32_t mr_data_plane_record_size(const mr_data_plane *d, uint32_t stream);
-/* The oldest run of queued events that is contiguous in storage: returns
- * how many (at most max) and their first record's index in *index. */
-uint32_t mr_data_plane_peek(mr_data_plane *d, uint32_t stream, uint32_t max, uint32_t *index);
-/* Frees the n oldest queued events after the consumer handled them. */
-void mr_data_plane_release(mr_data_plane *d, uint32_t stream, uint32_t n);
 /* Benchmark baseline: pops everything queued and counts events per pid in C. */
 uint64_t mr_data_plane_drain_in_c(mr_data_plane *d, uint32_t stream);
-void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
-				struct mr_data_plane_stream_stats *out);
-/* Stops the thread, detaches every program, frees everything. */
-void mr_data_plane_close(mr_data_plane *d);
 
 /* ----------------------------------------------------------- script memory */
 
@@ -181,9 +136,17 @@ mr_metrics *mr_metrics_new(char *err, size_t errlen);
 void mr_metrics_free(mr_metrics *m);
 /* Returns the id of the series (creating it and, when new, its metric):
  * -EINVAL for a bad name or labels or a type clash with an existing metric
- * of that name, -ENOMEM. A non-empty help replaces the metric's. */
+ * of that name, -ENOMEM. A non-empty help replaces the metric's. A
+ * histogram gets the default bucket bounds, 0.0001 to 5 (seconds). */
 int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help,
 			  const char *labels, char *err, size_t errlen);
+/* The same for a histogram with its own bucket bounds: nbounds (at most
+ * MR_HISTOGRAM_BOUNDS_MAX) finite numbers above 0, strictly ascending; a
+ * bucket +Inf follows them. nbounds 0: the default bounds. The bounds are
+ * the metric's, given when it is created: a series of the same name with
+ * other bounds is refused (-EINVAL, naming both lists). */
+int32_t mr_metrics_histogram(mr_metrics *m, const char *name, const char *help, const char *labels,
+			     const double *bounds, uint32_t nbounds, char *err, size_t errlen);
 void mr_metrics_add(mr_metrics *m, int32_t series, double v);     /* counters, gauges */
 void mr_metrics_set(mr_metrics *m, int32_t series, double v);     /* gauges */
 void mr_metrics_observe(mr_metrics *m, int32_t series, double v); /* histograms */
@@ -232,6 +195,18 @@ uint16_t mr_http_port(const mr_http *h);
 void mr_http_stats(const mr_http *h, struct mr_http_stats *out);
 void mr_http_set_health(mr_http *h, int32_t healthy, const char *text);
 void mr_http_close(mr_http *h);
+
+/* ---------------------------------------------------------- guarded buffer */
+
+/* capacity bytes (rounded up to whole pages) between two inaccessible
+ * pages: specs place a parser's input so that it ends at the end of the
+ * buffer (data + capacity - n), and a read past it faults. */
+typedef struct mr_guarded_buffer mr_guarded_buffer;
+
+mr_guarded_buffer *mr_guarded_buffer_new(size_t capacity, char *err, size_t errlen);
+uint8_t *mr_guarded_buffer_data(mr_guarded_buffer *b);
+size_t mr_guarded_buffer_capacity(const mr_guarded_buffer *b);
+void mr_guarded_buffer_free(mr_guarded_buffer *b);
 
 /* ------------------------------------------------------------- transport */
 

@@ -25,12 +25,21 @@ local STREAMS = {
   process = { id = lib.MR_STREAM_PROCESS, ctype = ffi.typeof("struct mr_process_event *") },
   bench = { id = lib.MR_STREAM_BENCH, ctype = ffi.typeof("struct mr_bench_event *") },
 }
-local STREAM_NAMES = "process, bench"
 local BY_ID = {}
 for name, s in pairs(STREAMS) do
   s.name = name
   BY_ID[s.id] = s
 end
+-- The network streams (plain tables made by net/script_tracer.lua): which
+-- ones, and this script's tracer once it subscribed to one.
+local NETWORK_STREAMS = {}
+for _, name in ipairs(require("moonrover.net.script_tracer").streams()) do
+  NETWORK_STREAMS[name] = true
+end
+local STREAM_NAMES = "process, bench, " .. table.concat(require("moonrover.net.script_tracer").streams(), ", ")
+local NET_TICK_S = 0.1
+local network
+local start_network
 
 -- Raises msg at the script's line that called this module: the first frame
 -- that is neither this module's nor a C function's, however the call got
@@ -73,23 +82,47 @@ function Batch:each()
   end
 end
 
--- Subscribes fn(batch) to a stream ("process").
+-- A batch of a network stream: batch.n plain tables in batch.events[1 .. n]
+-- (they are the script's to keep), or `for ev in batch:each()`.
+local ListBatch = {}
+ListBatch.__index = ListBatch
+
+function ListBatch:each()
+  local i, n, events = 0, self.n, self.events
+  return function()
+    i = i + 1
+    if i <= n then
+      return events[i]
+    end
+  end
+end
+
+local function subscribe(id)
+  local ok, err = rt.call(lib.mr_script_subscribe, script, id)
+  if not ok then
+    raise(err)
+  end
+end
+
+-- Subscribes fn(batch) to a stream ("process", "connection", "http").
 function _M.on(stream, fn)
   local s = STREAMS[stream]
-  if not s then
+  if not s and not NETWORK_STREAMS[stream] then
     raise("unknown stream '" .. tostring(stream) .. "' (streams: " .. STREAM_NAMES .. ")")
   end
   if type(fn) ~= "function" then
     raise("on(stream, fn): fn must be a function")
   end
-  if not handlers[s.id] then
-    local ok, err = rt.call(lib.mr_script_subscribe, script, s.id)
-    if not ok then
-      raise(err)
+  local key = s and s.id or stream
+  if not handlers[key] then
+    if s then
+      subscribe(s.id)
+    else
+      start_network()
     end
-    handlers[s.id] = {}
+    handlers[key] = {}
   end
-  local list = handlers[s.id]
+  local list = handlers[key]
   list[#list + 1] = fn
 end
 
@@ -194,9 +227,43 @@ function _M.gauge(name, help, labels)
   }
 end
 
--- histogram(name, help, labels): :observe(seconds).
-function _M.histogram(name, help, labels)
-  local id = metric(lib.MR_HISTOGRAM, name, help, labels)
+local HISTOGRAM_USAGE = "histogram(name, help, labels, buckets): "
+
+-- The bucket bounds a script gave, as a C array and its length (nil, 0 for
+-- none: the default ones). The registry checks the numbers themselves.
+local function bounds_array(buckets)
+  if buckets == nil then
+    return nil, 0
+  end
+  if type(buckets) ~= "table" then
+    raise(HISTOGRAM_USAGE .. "buckets must be a list of numbers, not " .. type(buckets))
+  end
+  local n = #buckets
+  for k in pairs(buckets) do
+    if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then
+      local key = type(k) == "string" and string.format("%q", k) or tostring(k)
+      raise(HISTOGRAM_USAGE .. "buckets must be a list of numbers, not a table with the key " .. key)
+    end
+  end
+  if n == 0 then
+    raise(HISTOGRAM_USAGE .. "buckets must hold at least one bound")
+  end
+  for i = 1, n do
+    if type(buckets[i]) ~= "number" then
+      raise(HISTOGRAM_USAGE .. "bucket " .. i .. " must be a number, not " .. type(buckets[i]))
+    end
+  end
+  return ffi.new("double[?]", n, buckets), n
+end
+
+-- histogram(name, help, labels, buckets): :observe(seconds). buckets: the
+-- metric's bucket upper bounds, ascending (default 0.0001 to 5 s).
+function _M.histogram(name, help, labels, buckets)
+  local bounds, n = bounds_array(buckets)
+  local id, err = rt.call(lib.mr_script_histogram, script, name, help or "", labels_text(labels), bounds, n)
+  if not id then
+    raise(err)
+  end
   return {
     observe = function(_, v)
       check_number(v, "histogram:observe(v): v")
@@ -263,16 +330,27 @@ function _M.export(fn, refused)
   reclaimer = refused
 end
 
+local handed
+
+-- What the previous version handed over: { user = what its export gave,
+-- net = its network tracer's state }, decoded once.
+local function handed_over()
+  if handed == nil then
+    handed = {}
+    if context.imported then
+      local value, err = serialize.decode(context.imported)
+      if err then
+        raise("the previous version's state cannot be read: " .. err)
+      end
+      handed = value or {}
+    end
+  end
+  return handed
+end
+
 -- The data the previous version exported, or nil (first start, or none).
 function _M.imported()
-  if not context.imported then
-    return nil
-  end
-  local value, err = serialize.decode(context.imported)
-  if err then
-    raise("the previous version's state cannot be read: " .. err)
-  end
-  return value
+  return handed_over().user
 end
 
 -- on_stop(fn): fn() runs when the agent is asked to stop (SIGTERM, SIGINT),
@@ -295,11 +373,49 @@ end
 
 function _M._dispatch(stream, addr, n)
   local s = BY_ID[stream]
+  if not s then
+    return network:feed(stream, addr, n)
+  end
   local batch = setmetatable({ n = n, events = ffi.cast(s.ctype, addr), stream = s.name }, Batch)
   local list = handlers[stream]
   for i = 1, #list do
     list[i](batch)
   end
+end
+
+local function deliver_network(stream, events)
+  local list = handlers[stream]
+  if not list then
+    return
+  end
+  local batch = setmetatable({ n = #events, events = events, stream = stream }, ListBatch)
+  for i = 1, #list do
+    list[i](batch)
+  end
+end
+
+-- Starts this script's network tracer, with the state its previous version
+-- handed over: connections, and the parsers' bytes in flight.
+start_network = function()
+  if network then
+    return
+  end
+  subscribe(lib.MR_STREAM_TCP)
+  subscribe(lib.MR_STREAM_NET)
+  network = require("moonrover.net.script_tracer").new({
+    set_verdict = function(conn, verdict)
+      local ok, err = rt.call(lib.mr_script_net_verdict, script, conn, verdict)
+      if not ok then
+        _M.log.debug("%s", err)
+      end
+    end,
+    registry = _M,
+    script = _M.name,
+    state = handed_over().net,
+  }, deliver_network)
+  add_timer("every", NET_TICK_S, function()
+    network:tick(tonumber(lib.mr_sys_monotonic_ns()))
+  end, true)
 end
 
 function _M._timer(id)
@@ -316,15 +432,15 @@ end
 
 function _M._reclaim(text)
   if reclaimer then
-    reclaimer(assert(serialize.decode(text)))
+    reclaimer(assert(serialize.decode(text)).user)
   end
 end
 
 function _M._export()
-  if exporter then
-    return serialize.encode(exporter())
+  if not exporter and not network then
+    return nil
   end
-  return nil
+  return serialize.encode({ user = exporter and exporter() or nil, net = network and network:state() or nil })
 end
 
 return _M

@@ -6,6 +6,7 @@ local _M = {}
 
 local COMMANDS = {
   { name = "profile", module = "moonrover.commands.profile_command" },
+  { name = "trace", module = "moonrover.commands.trace_command" },
   { name = "agent", module = "moonrover.commands.agent_command" },
   { name = "start", module = "moonrover.commands.agent_command", alias = "agent (Rover's 'start --config FILE')" },
   { name = "reload", module = "moonrover.commands.reload_command" },

@@ -295,6 +295,8 @@ local agent = map({
   budget_ms = int("500", { min = 10, max = 60000 }),
   batch = int("4096", { min = 1, max = 65536 }),
   queue = int("65536", { min = 64, max = 16777216 }),
+  network = bool("true"),
+  network_payload = int("4096", { min = 64, max = 8192 }),
 })
 
 -- The whole file: its top-level keys are its sections (Rover's modules).

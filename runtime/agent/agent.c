@@ -20,6 +20,9 @@
 #include "script_host/watchdog.h"
 
 #define BATCHES_PER_WAKEUP 64
+/* The longest the scripts' batches hold the loop before timers, signals and
+ * HTTP get their turn (the network streams can keep it busy for good). */
+#define DELIVER_SLICE_NS (10 * 1000 * 1000)
 #define STATS_INTERVAL_S 1
 /* Longest an event waits in the kernel when the ring is far from full: an
  * idle agent then wakes 10 times a second, not 100. */
@@ -43,28 +46,51 @@ struct agent {
 	mr_pid_file *pid_file;
 };
 
-static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench" };
+static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench", "tcp", "net" };
 
-/* Hands queued batches to the scripts; returns 1 when some are left. */
+/* One run of queued records of a stream to the scripts; how many records. */
+static uint32_t deliver_run(struct agent *a, uint32_t stream, const unsigned char *base)
+{
+	uint32_t size = mr_data_plane_record_size(a->dp, stream), at, bytes = 0, n;
+
+	if (size > 0)
+		n = mr_data_plane_peek(a->dp, stream, a->batch_max, &at);
+	else
+		n = mr_data_plane_peek_bytes(a->dp, stream, a->batch_max, &at, &bytes);
+	if (n == 0)
+		return 0;
+	mr_script_set_deliver(a->scripts, stream, base + (size_t)at * (size > 0 ? size : 1), n, size);
+	if (size > 0)
+		mr_data_plane_release(a->dp, stream, n);
+	else
+		mr_data_plane_release_bytes(a->dp, stream, n, bytes);
+	return n;
+}
+
+/* Hands queued batches to the scripts, for at most DELIVER_SLICE_NS;
+ * returns 1 when some may be left. */
 static int deliver_some(struct agent *a)
 {
-	int batches = 0;
+	uint64_t end = mr_sys_monotonic_ns() + DELIVER_SLICE_NS;
+	int batches = 0, more = 0;
 
 	for (uint32_t stream = 0; stream < MR_STREAM_COUNT; stream++) {
 		const unsigned char *base = mr_data_plane_storage(a->dp, stream);
-		uint32_t size = mr_data_plane_record_size(a->dp, stream), index, n;
 
-		while (batches < BATCHES_PER_WAKEUP && base &&
-		       (n = mr_data_plane_peek(a->dp, stream, a->batch_max, &index)) > 0) {
+		while (base) {
 			uint64_t t0 = mr_sys_monotonic_ns();
 
-			mr_script_set_deliver(a->scripts, stream, base + (size_t)index * size, n, size);
-			mr_data_plane_release(a->dp, stream, n);
+			if (batches == BATCHES_PER_WAKEUP || t0 >= end) {
+				more = 1;
+				break;
+			}
+			if (deliver_run(a, stream, base) == 0)
+				break;
 			mr_agent_stats_batch(&a->stats, stream, mr_sys_monotonic_ns() - t0);
 			batches++;
 		}
 	}
-	return batches == BATCHES_PER_WAKEUP;
+	return more;
 }
 
 static void on_events(evutil_socket_t fd, short what, void *arg)
@@ -75,8 +101,16 @@ static void on_events(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (fd >= 0 && read(fd, &ignored, sizeof(ignored)) < 0 && errno != EAGAIN)
 		mr_log(MR_LEVEL_WARN, "agent", "reading the data plane's eventfd: %s", strerror(errno));
-	if (deliver_some(a))
-		event_active(a->events[1], EV_TIMEOUT, 0);
+	/* More next turn of the loop, after the timers and HTTP: a timer of 0 s,
+	 * since an event made active from its own level's callback would run
+	 * again in the same turn, before anything else. */
+	if (deliver_some(a)) {
+		struct timeval now = { 0, 0 };
+
+		if (event_add(a->events[1], &now) != 0)
+			mr_log(MR_LEVEL_WARN, "agent",
+			       "cannot schedule the next batches: they wait for the next wakeup");
+	}
 }
 
 static void on_stats(evutil_socket_t fd, short what, void *arg)
@@ -134,6 +168,10 @@ static int add_events(struct agent *a)
 	rc = rc ?: add_event(a, -1, EV_PERSIST, on_stats, &stats);
 	rc = rc ?: add_event(a, SIGTERM, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
 	rc = rc ?: add_event(a, SIGINT, EV_SIGNAL | EV_PERSIST, on_signal, NULL);
+	/* Delivering batches is bulk work: it runs when no timer, signal or HTTP
+	 * connection is waiting (libevent serves the lowest level last). */
+	for (int i = 0; rc == 0 && i < 2; i++)
+		rc = event_priority_set(a->events[i], MR_HTTP_PRIORITIES - 1) == 0 ? 0 : -EINVAL;
 	return rc;
 }
 
@@ -154,13 +192,32 @@ static int take_pid_file(struct agent *a, char *err, size_t errlen)
 	return a->pid_file ? 0 : -EEXIST;
 }
 
-static int open_parts(struct agent *a, char *err, size_t errlen)
+/* The data plane, with the network tracer when asked and the kernel can:
+ * without it the agent still runs, and says why in one line. */
+static mr_data_plane *open_data_plane(const struct mr_agent_opts *o, char *err, size_t errlen)
 {
-	const struct mr_agent_opts *o = a->opts;
 	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity,
 					  .drain_ms = DRAIN_MS,
 					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
-					  .bench_pid = o->bench_pid };
+					  .bench_pid = o->bench_pid,
+					  .net_payload_bytes = o->net_payload_bytes,
+					  .net_max_connections = o->net_max_connections };
+	mr_data_plane *dp;
+
+	if (o->network) {
+		dpo.flags |= MR_DATA_PLANE_NET;
+		dp = mr_data_plane_open(&dpo, err, errlen);
+		if (dp)
+			return dp;
+		mr_log(MR_LEVEL_WARN, "agent", "running without the network tracer: %s", err);
+		dpo.flags &= ~(uint32_t)MR_DATA_PLANE_NET;
+	}
+	return mr_data_plane_open(&dpo, err, errlen);
+}
+
+static int open_parts(struct agent *a, char *err, size_t errlen)
+{
+	const struct mr_agent_opts *o = a->opts;
 	struct mr_http_opts http = { .max_connections = o->http_max_connections,
 				     .timeout_ms = o->http_timeout_ms };
 
@@ -178,10 +235,10 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	if (o->http_address && *o->http_address &&
 	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, &http, err, errlen)))
 		return -EADDRNOTAVAIL;
-	a->dp = mr_data_plane_open(&dpo, err, errlen);
+	a->dp = open_data_plane(o, err, errlen);
 	if (!a->dp)
 		return -EINVAL;
-	a->scripts = mr_script_set_new(a->base, a->metrics, o);
+	a->scripts = mr_script_set_new(a->base, a->metrics, a->dp, o);
 	if (!a->scripts || mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES) != 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

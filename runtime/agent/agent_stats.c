@@ -51,6 +51,8 @@ int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_
 		if (st->streams[i].enabled && init_stream(&st->streams[i], m, names[i]) != 0)
 			return -1;
 	}
+	if (mr_agent_net_stats_init(&st->net, m, dp) != 0)
+		return -1;
 	st->scripts_active = series(m, MR_GAUGE, "moonrover_scripts", "Scripts by state", "state=\"active\"");
 	st->scripts_disabled = series(m, MR_GAUGE, "moonrover_scripts", NULL, "state=\"disabled\"");
 	return st->scripts_active < 0 || st->scripts_disabled < 0 ? -1 : 0;
@@ -166,6 +168,7 @@ void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const str
 		mr_data_plane_stream_stats(dp, i, &now);
 		sync_stream(st, &st->streams[i], &now);
 	}
+	mr_agent_net_stats_sync(&st->net, st->metrics, dp);
 	for (size_t i = 0; i < h->nscripts; i++)
 		disabled += h->scripts[i]->disabled != 0;
 	mr_metrics_set(st->metrics, st->scripts_active, (double)(h->nscripts - disabled));

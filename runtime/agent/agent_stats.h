@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "agent/agent_net_stats.h"
 #include "api_test.h"
 
 struct mr_script_set;
@@ -19,6 +20,7 @@ struct mr_stream_series {
 struct mr_agent_stats {
 	mr_metrics *metrics;
 	struct mr_stream_series streams[MR_STREAM_COUNT];
+	struct mr_net_series net;
 	int32_t scripts_active, scripts_disabled;
 	int32_t *memory_series; /* the per-script memory gauges set by the last sync */
 	size_t nmemory_series;

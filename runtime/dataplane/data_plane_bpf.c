@@ -1,19 +1,24 @@
 /* data_plane_bpf.c - the data plane's BPF side: loads process.bpf.c (and
- * bench.bpf.c for MR_DATA_PLANE_BENCH) with ring sizes and wakeup watermarks
- * from the options, opens one ring_buffer manager over every stream's ring
- * whose callback copies records into that stream's queue, attaches the
- * programs and reads the kernel-side drop counters. */
+ * bench.bpf.c for MR_DATA_PLANE_BENCH, net.bpf.c for MR_DATA_PLANE_NET) with
+ * ring sizes and wakeup watermarks from the options, opens one ring_buffer
+ * manager over every stream's ring whose callback copies records into that
+ * stream's queue, attaches the programs and reads the kernel-side drop
+ * counters. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bench.skel.h"
 #include "kernel/bpf_errors.h"
 #include "kernel/btf.h"
 #include "dataplane/data_plane_internal.h"
+#include "base/byte_queue.h"
 #include "base/spsc_queue.h"
+#include "net.skel.h"
 #include "process.skel.h"
 
 /* A submit wakes the consumer once the ring is this full (1/4); below it
@@ -21,11 +26,26 @@
  * delivers under 1 M events/s (each wakeup costs an IPI on the producer's
  * CPU), a timer drain every 10 ms over 5 M events/s at 8% of a core. */
 #define WAKEUP_FRACTION 4
+/* The net stream's ring, relative to the others'. The thread empties it in
+ * rounds as soon as a quarter is full, so it only has to cover the thread's
+ * wakeup; each of its pages counts twice in the agent's resident memory (the
+ * kernel maps a ring's data twice, end to end). */
+#define NET_RING_FACTOR 1
 
 static int take_record(void *ctx, void *data, size_t size)
 {
 	mr_spsc_queue_push(ctx, data, size);
 	return 0;
+}
+
+/* Stops the ring's consumption (-EAGAIN: the thread's drain goes on with
+ * another round) once the round's budget is spent. */
+static int take_net_record(void *ctx, void *data, size_t size)
+{
+	struct mr_data_plane *d = ctx;
+
+	mr_byte_queue_push(d->net_queue, data, size);
+	return --d->net_budget == 0 ? -EAGAIN : 0;
 }
 
 static int bpf_failed(const char *what, int e, char *err, size_t errlen)
@@ -90,19 +110,64 @@ static int load_bench(struct mr_data_plane *d, char *err, size_t errlen)
 	return 0;
 }
 
+static int fill_net_targets(struct mr_data_plane *d, char *err, size_t errlen)
+{
+	int fd = bpf_map__fd(d->net->maps.targets);
+	__u8 one = 1;
+
+	for (uint32_t i = 0; i < d->opts.net_npids; i++) {
+		if (bpf_map_update_elem(fd, &d->net_pids[i], &one, BPF_ANY) != 0)
+			return bpf_failed("fill the traced processes' map", -errno, err, errlen);
+	}
+	return 0;
+}
+
+static int size_net_maps(struct net_bpf *s, const struct mr_data_plane_opts *o)
+{
+	int e = bpf_map__set_max_entries(s->maps.net_data, o->ring_bytes * NET_RING_FACTOR);
+
+	e = e ?: bpf_map__set_max_entries(s->maps.tcp_events, o->ring_bytes);
+	e = e ?: bpf_map__set_max_entries(s->maps.conns, o->net_max_connections);
+	return e ?: bpf_map__set_max_entries(s->maps.verdicts, o->net_max_connections);
+}
+
+static int load_net(struct mr_data_plane *d, char *err, size_t errlen)
+{
+	struct net_bpf *s = net_bpf__open();
+	int e;
+
+	if (!s)
+		return bpf_failed("open the network BPF object", -errno, err, errlen);
+	d->net = s;
+	s->rodata->wakeup_data_bytes = (__u64)d->opts.ring_bytes * NET_RING_FACTOR / WAKEUP_FRACTION;
+	s->rodata->wakeup_event_bytes = d->opts.ring_bytes / WAKEUP_FRACTION;
+	s->rodata->payload_max = d->opts.net_payload_bytes;
+	s->rodata->filter_pids = d->opts.net_npids > 0;
+	s->rodata->exclude_tgid = d->opts.net_npids ? 0 : (__s32)getpid();
+	e = size_net_maps(s, &d->opts);
+	e = e ?: net_bpf__load(s);
+	if (e)
+		return bpf_failed("load the network BPF programs", e, err, errlen);
+	d->ring_fds[MR_STREAM_TCP] = bpf_map__fd(s->maps.tcp_events);
+	d->ring_fds[MR_STREAM_NET] = bpf_map__fd(s->maps.net_data);
+	return fill_net_targets(d, err, errlen);
+}
+
 /* One manager for every stream that is on; each ring feeds its own queue. */
 static int open_rings(struct mr_data_plane *d, char *err, size_t errlen)
 {
 	for (int i = 0; i < MR_STREAM_COUNT; i++) {
+		ring_buffer_sample_fn take = i == MR_STREAM_NET ? take_net_record : take_record;
+		void *queue = i == MR_STREAM_NET ? (void *)d : (void *)d->queues[i];
 		int e = 0;
 
 		if (d->ring_fds[i] < 0)
 			continue;
 		if (!d->rings) {
-			d->rings = ring_buffer__new(d->ring_fds[i], take_record, d->queues[i], NULL);
+			d->rings = ring_buffer__new(d->ring_fds[i], take, queue, NULL);
 			e = d->rings ? 0 : -errno;
 		} else {
-			e = ring_buffer__add(d->rings, d->ring_fds[i], take_record, d->queues[i]);
+			e = ring_buffer__add(d->rings, d->ring_fds[i], take, queue);
 		}
 		if (e) {
 			snprintf(err, errlen, "cannot open the data plane's ring buffers: %s", strerror(-e));
@@ -118,6 +183,8 @@ int mr_data_plane_load(struct mr_data_plane *d, char *err, size_t errlen)
 
 	if (!e && (d->opts.flags & MR_DATA_PLANE_BENCH))
 		e = load_bench(d, err, errlen);
+	if (!e && (d->opts.flags & MR_DATA_PLANE_NET))
+		e = load_net(d, err, errlen);
 	return e ? e : open_rings(d, err, errlen);
 }
 
@@ -131,6 +198,21 @@ static int attach_one(struct bpf_program *prog, struct bpf_link **link, const ch
 		return 0;
 	snprintf(what, sizeof(what), "attach to %s", where);
 	return bpf_failed(what, -errno, err, errlen);
+}
+
+static int attach_net(struct mr_data_plane *d, char *err, size_t errlen)
+{
+	struct net_bpf *n = d->net;
+	int e;
+
+	if (!n)
+		return 0;
+	e = attach_one(n->progs.on_state, &n->links.on_state, "tp_btf/inet_sock_set_state", err, errlen);
+	e = e
+		    ?: attach_one(n->progs.on_retransmit, &n->links.on_retransmit,
+				  "tp_btf/tcp_retransmit_skb", err, errlen);
+	e = e ?: attach_one(n->progs.on_send, &n->links.on_send, "tp_btf/sock_send_length", err, errlen);
+	return e ?: attach_one(n->progs.on_recv, &n->links.on_recv, "tp_btf/sock_recv_length", err, errlen);
 }
 
 int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen)
@@ -149,7 +231,7 @@ int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen)
 	if (!e && d->bench)
 		e = attach_one(d->bench->progs.on_sys_enter, &d->bench->links.on_sys_enter,
 			       "raw_tp/sys_enter", err, errlen);
-	return e;
+	return e ? e : attach_net(d, err, errlen);
 }
 
 uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stream)
@@ -158,7 +240,30 @@ uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stre
 		return __atomic_load_n(&d->process->bss->dropped, __ATOMIC_RELAXED);
 	if (stream == MR_STREAM_BENCH && d->bench)
 		return __atomic_load_n(&d->bench->bss->dropped, __ATOMIC_RELAXED);
+	if (stream == MR_STREAM_TCP && d->net)
+		return __atomic_load_n(&d->net->bss->counters.lost_events, __ATOMIC_RELAXED);
+	if (stream == MR_STREAM_NET && d->net)
+		return __atomic_load_n(&d->net->bss->counters.lost_data, __ATOMIC_RELAXED);
 	return 0;
+}
+
+int mr_data_plane_set_verdict(struct mr_data_plane *d, uint64_t conn, uint8_t verdict)
+{
+	int fd = d->net ? bpf_map__fd(d->net->maps.verdicts) : -1;
+
+	if (fd < 0)
+		return -ENOTCONN;
+	if (verdict == MR_NET_CAPTURE)
+		return bpf_map_delete_elem(fd, &conn) == 0 || errno == ENOENT ? 0 : -errno;
+	return bpf_map_update_elem(fd, &conn, &verdict, BPF_ANY) == 0 ? 0 : -errno;
+}
+
+void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!d || !d->net)
+		return;
+	memcpy(out, (const void *)&d->net->bss->counters, sizeof(*out));
 }
 
 /* Frees the rings before the maps they read; destroying a skeleton detaches
@@ -169,6 +274,8 @@ void mr_data_plane_unload(struct mr_data_plane *d)
 	d->rings = NULL;
 	bench_bpf__destroy(d->bench);
 	d->bench = NULL;
+	net_bpf__destroy(d->net);
+	d->net = NULL;
 	process_bpf__destroy(d->process);
 	d->process = NULL;
 }

@@ -13,18 +13,24 @@
 #include "api_test.h"
 
 struct bench_bpf;
+struct net_bpf;
 struct process_bpf;
 struct ring_buffer;
 struct mr_spsc_queue;
+struct mr_byte_queue;
 struct mr_pid_table;
 
 struct mr_data_plane {
 	struct mr_data_plane_opts opts; /* with defaults applied and sizes rounded */
 	struct process_bpf *process;
 	struct bench_bpf *bench;                       /* only with MR_DATA_PLANE_BENCH */
+	struct net_bpf *net;                           /* only with MR_DATA_PLANE_NET */
+	int32_t *net_pids;                             /* a copy of opts.net_pids */
 	struct ring_buffer *rings;                     /* one manager for every stream's ring */
 	int ring_fds[MR_STREAM_COUNT];                 /* -1 for a stream that is off */
-	struct mr_spsc_queue *queues[MR_STREAM_COUNT]; /* NULL for a stream that is off */
+	struct mr_spsc_queue *queues[MR_STREAM_COUNT]; /* NULL for a stream that is off, and for NET */
+	struct mr_byte_queue *net_queue;               /* MR_STREAM_NET's records, or NULL */
+	uint32_t net_budget;                           /* net records this drain round may still take */
 	struct mr_pid_table *tally;                    /* mr_data_plane_drain_in_c's counts */
 	int notify_fd;                                 /* eventfd: a queue got events */
 	int stop_fd;                                   /* eventfd: the thread must stop */
@@ -35,10 +41,17 @@ struct mr_data_plane {
 	int attached;
 };
 
+/* Net records taken from the kernel per drain round. libbpf consumes a ring
+ * until it finds it empty, which a busy connection's ring never is: without
+ * a bound the other rings (connection events) and the consumer's
+ * notification would wait for a lull in the traffic. */
+#define MR_DATA_PLANE_NET_ROUND 4096
+
 /* data_plane_bpf.c */
 int mr_data_plane_load(struct mr_data_plane *d, char *err, size_t errlen);
 int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen);
 uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stream);
+int mr_data_plane_set_verdict(struct mr_data_plane *d, uint64_t conn, uint8_t verdict);
 void mr_data_plane_unload(struct mr_data_plane *d);
 
 /* data_plane_thread.c */

@@ -1,10 +1,13 @@
 /* data_plane_streams.c - the consumer's side of the data plane: a stream's
  * fixed record storage, peek/release of contiguous runs, statistics, and
  * the benchmark's C-only drain. Called from the agent's main thread only. */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dataplane/data_plane_internal.h"
+#include "base/byte_queue.h"
 #include "base/spsc_queue.h"
 #include "base/pid_table.h"
 
@@ -13,10 +16,18 @@ static struct mr_spsc_queue *queue_of(const struct mr_data_plane *d, uint32_t st
 	return d && stream < MR_STREAM_COUNT ? d->queues[stream] : NULL;
 }
 
+static struct mr_byte_queue *bytes_of(const struct mr_data_plane *d, uint32_t stream)
+{
+	return d && stream == MR_STREAM_NET ? d->net_queue : NULL;
+}
+
 void *mr_data_plane_storage(const mr_data_plane *d, uint32_t stream)
 {
 	struct mr_spsc_queue *q = queue_of(d, stream);
+	struct mr_byte_queue *b = bytes_of(d, stream);
 
+	if (b)
+		return mr_byte_queue_storage(b);
 	return q ? mr_spsc_queue_records(q) : NULL;
 }
 
@@ -41,6 +52,40 @@ void mr_data_plane_release(mr_data_plane *d, uint32_t stream, uint32_t n)
 
 	if (q)
 		mr_spsc_queue_release(q, n);
+}
+
+uint32_t mr_data_plane_peek_bytes(mr_data_plane *d, uint32_t stream, uint32_t max, uint32_t *offset,
+				  uint32_t *bytes)
+{
+	struct mr_byte_queue *b = bytes_of(d, stream);
+
+	*offset = *bytes = 0;
+	return b ? mr_byte_queue_peek(b, max, offset, bytes) : 0;
+}
+
+void mr_data_plane_release_bytes(mr_data_plane *d, uint32_t stream, uint32_t n, uint32_t bytes)
+{
+	struct mr_byte_queue *b = bytes_of(d, stream);
+
+	if (b)
+		mr_byte_queue_release(b, n, bytes);
+}
+
+int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict, char *err, size_t errlen)
+{
+	int e;
+
+	if (verdict != MR_NET_CAPTURE && verdict != MR_NET_COUNT) {
+		snprintf(err, errlen, "unknown verdict %u for connection %llu", verdict,
+			 (unsigned long long)conn);
+		return -EINVAL;
+	}
+	e = d ? mr_data_plane_set_verdict(d, conn, (uint8_t)verdict) : -ENOTCONN;
+	if (e)
+		snprintf(err, errlen, "cannot set the verdict of connection %llu: %s",
+			 (unsigned long long)conn,
+			 e == -ENOTCONN ? "the network tracer is off" : strerror(-e));
+	return e;
 }
 
 static size_t pid_offset(uint32_t stream)
@@ -82,12 +127,19 @@ void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
 				struct mr_data_plane_stream_stats *out)
 {
 	struct mr_spsc_queue *q = queue_of(d, stream);
+	struct mr_byte_queue *b = bytes_of(d, stream);
 	struct mr_spsc_queue_counts c;
+	struct mr_byte_queue_counts bc;
 
 	memset(out, 0, sizeof(*out));
-	if (!q)
+	if (b) {
+		mr_byte_queue_counts(b, &bc);
+		c = (struct mr_spsc_queue_counts){ bc.received, bc.released, bc.dropped, bc.queued };
+	} else if (q) {
+		mr_spsc_queue_counts(q, &c);
+	} else {
 		return;
-	mr_spsc_queue_counts(q, &c);
+	}
 	out->received = c.received;
 	out->delivered = c.released;
 	out->dropped_queue = c.dropped;

@@ -16,6 +16,7 @@
 
 #include "base/thread.h"
 #include "dataplane/data_plane_internal.h"
+#include "base/byte_queue.h"
 #include "base/spsc_queue.h"
 
 #define THREAD_NAME "mr-data-plane"
@@ -52,7 +53,7 @@ static uint64_t pushed(const struct mr_data_plane *d)
 	for (int i = 0; i < MR_STREAM_COUNT; i++)
 		if (d->queues[i])
 			n += mr_spsc_queue_pushed(d->queues[i]);
-	return n;
+	return d->net_queue ? n + mr_byte_queue_pushed(d->net_queue) : n;
 }
 
 static void notify(const struct mr_data_plane *d)
@@ -65,12 +66,21 @@ static void notify(const struct mr_data_plane *d)
 	(void)n;
 }
 
+/* Empties every ring, in rounds of at most MR_DATA_PLANE_NET_ROUND net
+ * records: each round also takes the other rings' events and tells the
+ * consumer. The net ring is the last, so stopping it ends the round. */
 static void drain(struct mr_data_plane *d)
 {
-	uint64_t before = pushed(d);
+	int rc;
 
-	if (ring_buffer__consume(d->rings) > 0 && pushed(d) != before)
-		notify(d);
+	do {
+		uint64_t before = pushed(d);
+
+		d->net_budget = MR_DATA_PLANE_NET_ROUND;
+		rc = ring_buffer__consume(d->rings);
+		if (pushed(d) != before)
+			notify(d);
+	} while (rc == -EAGAIN && !atomic_load_explicit(&d->stop, memory_order_acquire));
 }
 
 static void *run(void *arg)

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "api_test.h"
+#include "dataplane/data_plane_check.h"
 #include "kernel/bpf_errors.h"
 #include "kernel/btf.h"
 #include "probe.skel.h"
@@ -313,6 +314,7 @@ static const struct {
 	{ "uprobe", check_uprobe },
 	{ "ringbuf", check_ringbuf },
 	{ "kallsyms", check_kallsyms },
+	{ "network", mr_data_plane_check_network },
 };
 
 int mr_kernel_check(const char *feature, char *detail, size_t len)

@@ -9,6 +9,11 @@
  * last non-empty one given for its name (a new script version may reword
  * it). mr_metrics_value() of a histogram is its observation count.
  *
+ * A histogram's bucket bounds belong to its metric, fixed when it is
+ * created: a series registered later with other bounds would count in
+ * buckets its siblings do not have, so it is refused. Each series holds
+ * exactly its metric's number of bucket counts, in one shared array.
+ *
  * Sums are compensated (Neumaier): the rounding error of each addition is
  * kept apart and added back when read, so adding 0.1 ten times gives 1, not
  * 0.9999999999999999. Durations observed in nanoseconds are summed as
@@ -21,12 +26,9 @@
 
 #include "base/grow_array.h"
 #include "base/log.h"
+#include "metrics/metrics_bounds.h"
 #include "metrics/metrics_labels.h"
 #include "metrics/metrics_internal.h"
-
-const double mr_metrics_bucket_bounds[MR_METRICS_BUCKETS - 1] = {
-	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
-};
 
 const char *const mr_metrics_type_names[MR_HISTOGRAM + 1] = { "counter", "gauge", "histogram" };
 static const char *const hist_suffixes[] = { "_bucket", "_sum", "_count" };
@@ -44,6 +46,17 @@ struct series_key {
 	const struct mr_metrics *m;
 	uint32_t metric;
 	const char *labels;
+};
+
+/* A series asked for: its metric's type, name and help, its labels and, for
+ * a histogram, its metric's bucket bounds. */
+struct series_spec {
+	uint32_t type;
+	const char *name;
+	const char *help;
+	const char *labels;
+	const double *bounds;
+	uint32_t nbounds;
 };
 
 mr_metrics *mr_metrics_new(char *err, size_t errlen)
@@ -69,6 +82,8 @@ void mr_metrics_free(mr_metrics *m)
 	free(m->series);
 	mr_hash_index_free(&m->series_index);
 	free(m->hists);
+	free(m->bounds);
+	free(m->counts);
 	free(m->text);
 	free(m);
 }
@@ -122,10 +137,24 @@ static int check_exposed_names(const mr_metrics *m, uint32_t type, const char *n
 	return 0;
 }
 
-static uint32_t add_metric(mr_metrics *m, uint32_t type, const char *name, const char *help)
+/* Makes room for n more bucket bounds; 0 or -ENOMEM. */
+static int reserve_bounds(mr_metrics *m, uint32_t n)
+{
+	double *bounds;
+
+	if (m->nbounds + n > UINT32_MAX)
+		return -ENOMEM;
+	bounds = mr_grow_array(m->bounds, &m->bounds_cap, m->nbounds + n, sizeof(*bounds));
+	if (!bounds)
+		return -ENOMEM;
+	m->bounds = bounds;
+	return 0;
+}
+
+static uint32_t add_metric(mr_metrics *m, const struct series_spec *spec)
 {
 	struct metric *metrics;
-	struct metric mt = { .type = type, .first_series = MR_HASH_NONE, .last_series = MR_HASH_NONE };
+	struct metric mt = { .type = spec->type, .first_series = MR_HASH_NONE, .last_series = MR_HASH_NONE };
 
 	if (m->nmetrics >= MR_HASH_NONE)
 		return MR_HASH_NONE;
@@ -133,11 +162,19 @@ static uint32_t add_metric(mr_metrics *m, uint32_t type, const char *name, const
 	if (!metrics)
 		return MR_HASH_NONE;
 	m->metrics = metrics;
-	mt.name = mr_intern_add(&m->strings, name);
-	mt.help = mr_intern_add(&m->strings, help);
+	mt.name = mr_intern_add(&m->strings, spec->name);
+	mt.help = mr_intern_add(&m->strings, spec->help);
 	if (mt.name == MR_HASH_NONE || mt.help == MR_HASH_NONE ||
-	    mr_hash_index_insert(&m->metric_index, name_hash(name, strlen(name), ""), (uint32_t)m->nmetrics))
+	    (spec->type == MR_HISTOGRAM && reserve_bounds(m, spec->nbounds)) ||
+	    mr_hash_index_insert(&m->metric_index, name_hash(spec->name, strlen(spec->name), ""),
+				 (uint32_t)m->nmetrics))
 		return MR_HASH_NONE;
+	if (spec->type == MR_HISTOGRAM) {
+		memcpy(m->bounds + m->nbounds, spec->bounds, spec->nbounds * sizeof(*spec->bounds));
+		mt.bounds = (uint32_t)m->nbounds;
+		mt.nbounds = spec->nbounds;
+		m->nbounds += spec->nbounds;
+	}
 	m->metrics[m->nmetrics] = mt;
 	return (uint32_t)m->nmetrics++;
 }
@@ -155,16 +192,27 @@ static int series_equal(const void *ctx, uint32_t id)
 	return s->metric == k->metric && strcmp(mr_intern_get(&k->m->strings, s->labels), k->labels) == 0;
 }
 
-/* Gives a new histogram series its bucket counts; returns 0 or -ENOMEM. */
+/* Gives a new histogram series its bucket counts, as many as its metric has
+ * buckets; returns 0 or -ENOMEM. */
 static int add_histogram(mr_metrics *m, struct series *s)
 {
+	size_t n = (size_t)m->metrics[s->metric].nbounds + 1;
 	struct histogram *hists;
+	uint64_t *counts;
 
+	if (m->ncounts + n > UINT32_MAX)
+		return -ENOMEM;
+	counts = mr_grow_array(m->counts, &m->counts_cap, m->ncounts + n, sizeof(*counts));
+	if (!counts)
+		return -ENOMEM;
+	m->counts = counts;
 	hists = mr_grow_array(m->hists, &m->hists_cap, m->nhists + 1, sizeof(*hists));
 	if (!hists)
 		return -ENOMEM;
 	m->hists = hists;
-	memset(&hists[m->nhists], 0, sizeof(*hists));
+	memset(counts + m->ncounts, 0, n * sizeof(*counts));
+	hists[m->nhists] = (struct histogram){ .counts = (uint32_t)m->ncounts };
+	m->ncounts += n;
 	s->hist = (uint32_t)m->nhists++;
 	return 0;
 }
@@ -196,16 +244,21 @@ static uint32_t add_series(mr_metrics *m, uint32_t metric, const char *labels, u
 	return id;
 }
 
-static int check_arguments(uint32_t type, const char *name, const char *help, const char *labels, char *err,
-			   size_t errlen)
+static int check_arguments(const struct series_spec *spec, char *err, size_t errlen)
 {
-	if (type > MR_HISTOGRAM)
-		return mr_error(err, errlen, -EINVAL, "invalid metric type %u", type);
+	const char *name = spec->name;
+	int rc;
+
+	if (spec->type > MR_HISTOGRAM)
+		return mr_error(err, errlen, -EINVAL, "invalid metric type %u", spec->type);
 	if (!mr_metrics_name_valid(name, strlen(name)))
 		return mr_error(err, errlen, -EINVAL, "invalid metric name \"%s\"", name);
-	if (!mr_metrics_utf8_valid(help))
+	if (!mr_metrics_utf8_valid(spec->help))
 		return mr_error(err, errlen, -EINVAL, "help text of metric \"%s\" is not UTF-8", name);
-	return mr_metrics_labels_check(labels, type == MR_HISTOGRAM ? "le" : NULL, err, errlen);
+	rc = mr_metrics_labels_check(spec->labels, spec->type == MR_HISTOGRAM ? "le" : NULL, err, errlen);
+	if (rc == 0 && spec->type == MR_HISTOGRAM)
+		rc = mr_metrics_bounds_check(name, spec->bounds, spec->nbounds, err, errlen);
+	return rc;
 }
 
 static int set_help(mr_metrics *m, struct metric *mt, const char *help, char *err, size_t errlen)
@@ -223,20 +276,43 @@ static int set_help(mr_metrics *m, struct metric *mt, const char *help, char *er
 	return 0;
 }
 
-/* Finds the metric called name, creating it when new: 0, or -EINVAL when it
- * has another type or clashes with another's samples, or -ENOMEM. */
-static int metric_for(mr_metrics *m, uint32_t type, const char *name, const char *help, uint32_t *id,
-		      char *err, size_t errlen)
+/* Checks that an existing metric is what spec asks for: its type and, for a
+ * histogram, its bucket bounds. 0 or -EINVAL. */
+static int check_existing(const mr_metrics *m, const struct metric *mt, const struct series_spec *spec,
+			  char *err, size_t errlen)
 {
+	char have[MR_METRICS_BOUNDS_TEXT_MAX], asked[MR_METRICS_BOUNDS_TEXT_MAX];
+	const double *bounds;
+
+	if (mt->type != spec->type)
+		return mr_error(err, errlen, -EINVAL, "metric \"%s\" is a %s, not a %s", spec->name,
+				mr_metrics_type_names[mt->type], mr_metrics_type_names[spec->type]);
+	if (mt->type != MR_HISTOGRAM)
+		return 0;
+	bounds = m->bounds + mt->bounds;
+	if (mr_metrics_bounds_equal(bounds, mt->nbounds, spec->bounds, spec->nbounds))
+		return 0;
+	mr_metrics_bounds_text(have, sizeof(have), bounds, mt->nbounds);
+	mr_metrics_bounds_text(asked, sizeof(asked), spec->bounds, spec->nbounds);
+	return mr_error(err, errlen, -EINVAL, "histogram \"%s\" has buckets %s, not %s", spec->name, have,
+			asked);
+}
+
+/* Finds the metric spec names, creating it when new: 0, or -EINVAL when it
+ * has another type or other bucket bounds, or clashes with another's
+ * samples, or -ENOMEM. */
+static int metric_for(mr_metrics *m, const struct series_spec *spec, uint32_t *id, char *err, size_t errlen)
+{
+	const char *name = spec->name;
+
 	*id = find_metric(m, name, strlen(name), "");
-	if (*id != MR_HASH_NONE && m->metrics[*id].type != type)
-		return mr_error(err, errlen, -EINVAL, "metric \"%s\" is a %s, not a %s", name,
-				mr_metrics_type_names[m->metrics[*id].type], mr_metrics_type_names[type]);
-	if (*id != MR_HASH_NONE)
-		return *help ? set_help(m, &m->metrics[*id], help, err, errlen) : 0;
-	if (check_exposed_names(m, type, name, err, errlen))
+	if (*id != MR_HASH_NONE && check_existing(m, &m->metrics[*id], spec, err, errlen))
 		return -EINVAL;
-	*id = add_metric(m, type, name, help);
+	if (*id != MR_HASH_NONE)
+		return *spec->help ? set_help(m, &m->metrics[*id], spec->help, err, errlen) : 0;
+	if (check_exposed_names(m, spec->type, name, err, errlen))
+		return -EINVAL;
+	*id = add_metric(m, spec);
 	if (*id == MR_HASH_NONE)
 		return mr_error(err, errlen, -ENOMEM, "cannot add metric \"%s\": out of memory", name);
 	return 0;
@@ -250,38 +326,66 @@ static void one_line(char *err, size_t errlen)
 			*err = '?';
 }
 
-static int32_t series_for(mr_metrics *m, uint32_t type, const char *name, const char *help,
-			  const char *labels, char *err, size_t errlen)
+static int32_t series_for(mr_metrics *m, const struct series_spec *spec, char *err, size_t errlen)
 {
-	struct series_key key = { .m = m, .labels = labels };
+	struct series_key key = { .m = m, .labels = spec->labels };
 	uint32_t hash, id;
-	int rc = check_arguments(type, name, help, labels, err, errlen);
+	int rc = check_arguments(spec, err, errlen);
 
 	if (rc == 0)
-		rc = metric_for(m, type, name, help, &key.metric, err, errlen);
+		rc = metric_for(m, spec, &key.metric, err, errlen);
 	if (rc != 0)
 		return rc;
-	hash = series_hash(key.metric, labels);
+	hash = series_hash(key.metric, spec->labels);
 	id = mr_hash_index_find(&m->series_index, hash, series_equal, &key);
 	if (id == MR_HASH_NONE)
-		id = add_series(m, key.metric, labels, hash);
+		id = add_series(m, key.metric, spec->labels, hash);
 	if (id == MR_HASH_NONE)
 		return mr_error(err, errlen, -ENOMEM, "cannot add a series to metric \"%s\": out of memory",
-				name);
+				spec->name);
 	return (int32_t)id;
+}
+
+/* Fills in what was left out (NULL texts, no bounds) and registers. */
+static int32_t register_series(mr_metrics *m, struct series_spec *spec, char *err, size_t errlen)
+{
+	int32_t id;
+
+	if (!m || !spec->name)
+		return mr_error(err, errlen, -EINVAL, "no registry or no metric name");
+	if (!spec->help)
+		spec->help = "";
+	if (!spec->labels)
+		spec->labels = "";
+	if (spec->type == MR_HISTOGRAM && spec->nbounds == 0) {
+		spec->bounds = mr_metrics_default_bounds;
+		spec->nbounds = MR_METRICS_DEFAULT_BOUNDS;
+	}
+	id = series_for(m, spec, err, errlen);
+	if (id < 0)
+		one_line(err, errlen);
+	return id;
 }
 
 int32_t mr_metrics_series(mr_metrics *m, uint32_t type, const char *name, const char *help,
 			  const char *labels, char *err, size_t errlen)
 {
-	int32_t id;
+	struct series_spec spec = { .type = type, .name = name, .help = help, .labels = labels };
 
-	if (!m || !name)
-		return mr_error(err, errlen, -EINVAL, "no registry or no metric name");
-	id = series_for(m, type, name, help ? help : "", labels ? labels : "", err, errlen);
-	if (id < 0)
-		one_line(err, errlen);
-	return id;
+	return register_series(m, &spec, err, errlen);
+}
+
+int32_t mr_metrics_histogram(mr_metrics *m, const char *name, const char *help, const char *labels,
+			     const double *bounds, uint32_t nbounds, char *err, size_t errlen)
+{
+	struct series_spec spec = { .type = MR_HISTOGRAM,
+				    .name = name,
+				    .help = help,
+				    .labels = labels,
+				    .bounds = bounds,
+				    .nbounds = nbounds };
+
+	return register_series(m, &spec, err, errlen);
 }
 
 static struct series *series_at(const mr_metrics *m, int32_t id)
@@ -345,15 +449,14 @@ void mr_metrics_set(mr_metrics *m, int32_t series, double v)
 static struct series *count_observation(mr_metrics *m, int32_t series, double v)
 {
 	struct series *s = series_at(m, series);
+	const struct metric *mt;
 	struct histogram *h;
-	size_t b = 0;
 
 	if (!s || series_type(m, s) != MR_HISTOGRAM || isnan(v))
 		return NULL;
-	while (b < MR_METRICS_BUCKETS - 1 && v > mr_metrics_bucket_bounds[b])
-		b++;
+	mt = &m->metrics[s->metric];
 	h = &m->hists[s->hist];
-	h->counts[b]++;
+	m->counts[h->counts + mr_metrics_bounds_find(m->bounds + mt->bounds, mt->nbounds, v)]++;
 	h->count++;
 	return s;
 }

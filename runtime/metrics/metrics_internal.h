@@ -10,9 +10,13 @@
 #include "base/hash_index.h"
 #include "base/intern.h"
 
-/* Histogram bucket upper bounds, in seconds; the last bucket is +Inf. */
-#define MR_METRICS_BUCKETS 16
-extern const double mr_metrics_bucket_bounds[MR_METRICS_BUCKETS - 1];
+/* Room for any number as mr_metrics_format_number writes it, and its NUL. */
+enum { MR_METRICS_NUMBER_MAX = 32 };
+
+/* Writes v as the shortest text that reads back as v (metrics_render.c).
+ * le: as a bucket bound, in the form Prometheus' client libraries give an
+ * le label, which turns to an exponent from 1e6 up ("1e+06"). */
+void mr_metrics_format_number(char *buf, size_t size, double v, int le);
 
 /* "counter", "gauge", "histogram": indexed by enum mr_metric_type. */
 extern const char *const mr_metrics_type_names[MR_HISTOGRAM + 1];
@@ -23,12 +27,15 @@ struct metric {
 	uint32_t type;         /* enum mr_metric_type */
 	uint32_t first_series; /* series in registration order: a list through */
 	uint32_t last_series;  /* struct series.next */
+	uint32_t bounds;       /* histograms: its bucket bounds are nbounds doubles from */
+	uint32_t nbounds;      /* mr_metrics.bounds[bounds] on (+Inf not included) */
 };
 
 struct histogram {
-	uint64_t counts[MR_METRICS_BUCKETS]; /* per bucket, not cumulative */
 	uint64_t count;
 	uint64_t sum_ns; /* what was observed in nanoseconds, summed exactly */
+	uint32_t counts; /* its bucket counts, per bucket (not cumulative), are its metric's
+			  * nbounds + 1 from mr_metrics.counts[counts] on; the last is +Inf's */
 };
 
 struct series {
@@ -53,6 +60,10 @@ struct mr_metrics {
 	struct mr_hash_index series_index; /* by (metric, label set) */
 	struct histogram *hists;
 	size_t nhists, hists_cap;
+	double *bounds; /* every histogram metric's bucket bounds, one run each */
+	size_t nbounds, bounds_cap;
+	uint64_t *counts; /* every histogram series' bucket counts, one run each */
+	size_t ncounts, counts_cap;
 	char *text; /* the last rendering */
 	size_t text_cap;
 };

@@ -10,8 +10,6 @@
 #include "base/grow_array.h"
 #include "metrics/metrics_internal.h"
 
-enum { NUMBER_MAX = 32 };
-
 struct text {
 	char *data;
 	size_t len, cap;
@@ -40,11 +38,35 @@ static void puts_text(struct text *t, const char *s)
 	put(t, s, strlen(s));
 }
 
+/* Rewrites buf, the fixed-point text of v, in exponent form with the same
+ * significant digits: 1500000 becomes 1.5e+06. */
+static void to_exponent(char *buf, size_t size, double v)
+{
+	int digits = 0, trailing_zeros = 0;
+	const char *c;
+
+	for (c = buf; *c; c++) {
+		if (*c < '0' || *c > '9')
+			continue;
+		if (*c == '0') {
+			trailing_zeros += digits > 0;
+			continue;
+		}
+		digits += trailing_zeros + 1;
+		trailing_zeros = 0;
+	}
+	snprintf(buf, size, "%.*e", digits > 0 ? digits - 1 : 0, v);
+}
+
 /* The shortest %g text that reads back as v, so integers print as integers
  * and 0.1 as 0.1. A normal double that round-trips with 15 digits has no
  * shorter form than %.15g gives (15 digits are finer than its precision),
- * so only subnormal ones are tried from 1 digit up; the others from 15. */
-static void format_number(char *buf, size_t size, double v)
+ * so only subnormal ones are tried from 1 digit up; the others from 15.
+ * At those precisions %g writes numbers up to 1e15 without an exponent.
+ * Go's shortest %g, with which Prometheus' client libraries write le
+ * labels, takes one from 1e6 up, so an le does the same (both take one
+ * below 1e-4). */
+void mr_metrics_format_number(char *buf, size_t size, double v, int le)
 {
 	int prec;
 
@@ -59,9 +81,12 @@ static void format_number(char *buf, size_t size, double v)
 	for (prec = fpclassify(v) == FP_SUBNORMAL ? 1 : 15; prec < 17; prec++) {
 		snprintf(buf, size, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
-			return;
+			break;
 	}
-	snprintf(buf, size, "%.17g", v);
+	if (prec == 17)
+		snprintf(buf, size, "%.17g", v);
+	if (le && fabs(v) >= 1e6 && !strchr(buf, 'e'))
+		to_exponent(buf, size, v);
 }
 
 /* Writes help text with backslashes and newlines escaped. */
@@ -117,22 +142,24 @@ static void put_sample(struct text *t, const char *name, const char *suffix, con
 	put(t, "\n", 1);
 }
 
-static void put_histogram(struct text *t, const char *name, const char *labels, const struct histogram *h,
-			  double sum)
+static void put_histogram(struct text *t, const mr_metrics *m, const struct metric *mt, const char *labels,
+			  const struct series *s)
 {
-	char bound[NUMBER_MAX], le[NUMBER_MAX + 8], value[NUMBER_MAX];
+	char bound[MR_METRICS_NUMBER_MAX], le[MR_METRICS_NUMBER_MAX + 8], value[MR_METRICS_NUMBER_MAX];
+	const char *name = mr_intern_get(&m->strings, mt->name);
+	const struct histogram *h = &m->hists[s->hist];
+	const double *bounds = m->bounds + mt->bounds;
 	uint64_t cumulative = 0;
-	size_t b;
+	uint32_t b;
 
-	for (b = 0; b < MR_METRICS_BUCKETS; b++) {
-		format_number(bound, sizeof(bound),
-			      b < MR_METRICS_BUCKETS - 1 ? mr_metrics_bucket_bounds[b] : INFINITY);
+	for (b = 0; b <= mt->nbounds; b++) {
+		mr_metrics_format_number(bound, sizeof(bound), b < mt->nbounds ? bounds[b] : INFINITY, 1);
 		snprintf(le, sizeof(le), "le=\"%s\"", bound);
-		cumulative += h->counts[b];
+		cumulative += m->counts[h->counts + b];
 		snprintf(value, sizeof(value), "%" PRIu64, cumulative);
 		put_sample(t, name, "_bucket", labels, le, value);
 	}
-	format_number(value, sizeof(value), sum);
+	mr_metrics_format_number(value, sizeof(value), mr_metrics_sum(m, s), 0);
 	put_sample(t, name, "_sum", labels, NULL, value);
 	snprintf(value, sizeof(value), "%" PRIu64, h->count);
 	put_sample(t, name, "_count", labels, NULL, value);
@@ -141,7 +168,7 @@ static void put_histogram(struct text *t, const char *name, const char *labels, 
 static void put_metric(struct text *t, const mr_metrics *m, const struct metric *mt)
 {
 	const char *name = mr_intern_get(&m->strings, mt->name);
-	char value[NUMBER_MAX];
+	char value[MR_METRICS_NUMBER_MAX];
 	uint32_t id;
 
 	put_header(t, m, mt);
@@ -150,10 +177,10 @@ static void put_metric(struct text *t, const mr_metrics *m, const struct metric 
 		const char *labels = mr_intern_get(&m->strings, s->labels);
 
 		if (mt->type == MR_HISTOGRAM) {
-			put_histogram(t, name, labels, &m->hists[s->hist], mr_metrics_sum(m, s));
+			put_histogram(t, m, mt, labels, s);
 			continue;
 		}
-		format_number(value, sizeof(value), mr_metrics_sum(m, s));
+		mr_metrics_format_number(value, sizeof(value), mr_metrics_sum(m, s), 0);
 		put_sample(t, name, "", labels, NULL, value);
 	}
 }

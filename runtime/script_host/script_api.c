@@ -30,10 +30,15 @@ int mr_script_subscribe(mr_script *s, uint32_t stream, char *err, size_t errlen)
 	int rc = 0;
 
 	mr_script_watchdog_leave();
-	if (stream < MR_STREAM_COUNT)
-		s->streams |= 1u << stream;
-	else
+	if (stream >= MR_STREAM_COUNT)
 		rc = mr_error(err, errlen, -EINVAL, "there is no stream %u", stream);
+	else if ((stream == MR_STREAM_TCP || stream == MR_STREAM_NET) &&
+		 !mr_data_plane_storage(s->set->dp, stream))
+		rc = mr_error(err, errlen, -ENOTCONN,
+			      "the network tracer is not running (agent --network off, or the kernel "
+			      "cannot: the agent's log says why)");
+	else
+		s->streams |= 1u << stream;
 	mr_script_watchdog_enter();
 	return rc;
 }
@@ -173,12 +178,35 @@ int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const ch
 	return id;
 }
 
+int32_t mr_script_histogram(mr_script *s, const char *name, const char *help, const char *labels,
+			    const double *bounds, uint32_t nbounds, char *err, size_t errlen)
+{
+	int32_t id;
+
+	mr_script_watchdog_leave();
+	id = mr_metrics_histogram(s->set->metrics, name, s->canary ? NULL : help, labels, bounds, nbounds,
+				  err, errlen);
+	mr_script_watchdog_enter();
+	return id;
+}
+
 void mr_script_metric_add(mr_script *s, int32_t series, double v)
 {
 	mr_script_watchdog_leave();
 	if (!s->canary)
 		mr_metrics_add(s->set->metrics, series, v);
 	mr_script_watchdog_enter();
+}
+
+int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	mr_script_watchdog_leave();
+	if (!s->canary)
+		rc = mr_data_plane_net_verdict(s->set->dp, conn, verdict, err, errlen);
+	mr_script_watchdog_enter();
+	return rc;
 }
 
 void mr_script_metric_set(mr_script *s, int32_t series, double v)

@@ -1,8 +1,9 @@
-/* script_memory.c - the allocator of a script's Lua state: malloc with a
- * header per block linking it into the state's list, the bytes held, and
- * the budget. It holds the watchdog's interrupt back while it is inside
- * malloc, so a jump out of the state never leaves malloc's or the list's
- * bookkeeping half done. */
+/* script_memory.c - the allocator of a script's Lua state: LuaJIT's own
+ * allocator on an arena of the state's own (the arena of a second, empty
+ * state), counting the bytes held against the budget. It holds the
+ * watchdog's interrupt back while it is inside the allocator, so a jump out
+ * of the state never leaves the arena's bookkeeping half done; closing the
+ * second state frees the whole arena, even under a state left by a jump. */
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -17,7 +18,6 @@
 #include "script_host/script_memory.h"
 #include "script_host/watchdog.h"
 
-#define HEADER sizeof(struct mr_script_memory_block)
 /* Freeing a state larger than this gives its pages back to the system. */
 #define TRIM_ABOVE (1u << 20)
 
@@ -46,50 +46,6 @@ static int stop_call(struct mr_script_memory *m, int held)
 	return mr_script_watchdog_abort(held);
 }
 
-static void link_block(struct mr_script_memory *m, struct mr_script_memory_block *b)
-{
-	b->prev = &m->blocks;
-	b->next = m->blocks.next;
-	m->blocks.next->prev = b;
-	m->blocks.next = b;
-}
-
-static void unlink_block(struct mr_script_memory_block *b)
-{
-	b->prev->next = b->next;
-	b->next->prev = b->prev;
-}
-
-static void *tracked_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-	struct mr_script_memory *m = ud;
-	struct mr_script_memory_block *b = ptr ? (struct mr_script_memory_block *)ptr - 1 : NULL, *nb;
-	size_t old = b ? osize + HEADER : 0;
-	int held = mr_script_watchdog_hold();
-
-	if (nsize > 0 && over_budget(m, old, nsize + HEADER) && !stop_call(m, held)) {
-		mr_script_watchdog_resume(held);
-		return NULL;
-	}
-	if (b)
-		unlink_block(b);
-	if (nsize == 0) {
-		free(b);
-		m->used -= old;
-		mr_script_watchdog_resume(held);
-		return NULL;
-	}
-	nb = realloc(b, nsize + HEADER);
-	if (nb) {
-		m->used = m->used - old + nsize + HEADER;
-		b = nb;
-	}
-	if (b)
-		link_block(m, b);
-	mr_script_watchdog_resume(held);
-	return nb ? nb + 1 : NULL;
-}
-
 static void *wrapped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct mr_script_memory *m = ud;
@@ -112,19 +68,37 @@ static int panic(lua_State *L)
 	return 0;
 }
 
+/* A state allocating from the arena of a second state, or NULL where this
+ * LuaJIT refuses lua_newstate with another allocator (it says so on
+ * standard error each time: asked once). */
+static lua_State *open_on_arena(struct mr_script_memory *m)
+{
+	lua_State *L;
+
+	if (newstate_refused)
+		return NULL;
+	m->arena = luaL_newstate();
+	if (!m->arena)
+		return NULL;
+	m->wrapped = lua_getallocf(m->arena, &m->wrapped_ud);
+	L = lua_newstate(wrapped_alloc, m);
+	newstate_refused = !L;
+	if (!L) {
+		lua_close(m->arena);
+		m->arena = NULL;
+	}
+	return L;
+}
+
 lua_State *mr_script_memory_open(struct mr_script_memory *m, size_t limit, int wrapped)
 {
 	lua_State *L = NULL;
 
 	memset(m, 0, sizeof(*m));
-	m->blocks.prev = m->blocks.next = &m->blocks;
 	m->limit = limit;
-	if (!wrapped && !newstate_refused) {
-		L = lua_newstate(tracked_alloc, m);
-		newstate_refused = !L;
-	}
+	if (!wrapped)
+		L = open_on_arena(m);
 	if (L) {
-		m->tracked = 1;
 		lua_atpanic(L, panic);
 		return L;
 	}
@@ -142,17 +116,13 @@ size_t mr_script_memory_close(struct mr_script_memory *m, lua_State *L, int aban
 	size_t held = m->used;
 
 	m->enforce = 0;
-	if (L && !abandoned && !m->tracked)
+	if (L && !abandoned && !m->arena)
 		lua_setallocf(L, m->wrapped, m->wrapped_ud); /* so that LuaJIT frees its arena */
 	if (L && !abandoned)
 		lua_close(L);
-	if (m->tracked) {
-		while (m->blocks.next != &m->blocks) {
-			struct mr_script_memory_block *b = m->blocks.next;
-
-			unlink_block(b);
-			free(b);
-		}
+	if (m->arena) {
+		lua_close(m->arena); /* and with it every block L still had */
+		m->arena = NULL;
 		m->used = 0;
 	}
 	if (held > TRIM_ABOVE)

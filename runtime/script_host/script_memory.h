@@ -2,12 +2,13 @@
  * script's Lua state goes through an allocator that counts what the state
  * holds; during the script's calls, the allocation that would take it past
  * its budget is not made and the call is ended instead, like a call out of
- * time (see watchdog.h). The allocator keeps its blocks in a list, so a state
- * left by such a jump is freed block by block without touching the state.
+ * time (see watchdog.h). The blocks come from an arena of the state's own
+ * (LuaJIT's allocator, as fast as the default), so a state left by such a
+ * jump is freed by dropping the arena, without touching the state.
  *
  * LuaJIT builds whose lua_newstate refuses a custom allocator (64-bit builds
- * without GC64) get a counting wrapper around LuaJIT's own allocator instead:
- * the budget holds the same, but an abandoned state cannot be freed. */
+ * without GC64) count around LuaJIT's allocator of the state itself: the
+ * budget holds the same, but an abandoned state cannot be freed. */
 #ifndef MR_SCRIPT_HOST_SCRIPT_MEMORY_H
 #define MR_SCRIPT_HOST_SCRIPT_MEMORY_H
 
@@ -15,18 +16,13 @@
 
 #include <lua.h>
 
-struct mr_script_memory_block {
-	struct mr_script_memory_block *prev, *next;
-} __attribute__((aligned(16)));
-
 struct mr_script_memory {
-	struct mr_script_memory_block blocks; /* the list's head */
-	size_t used;                          /* bytes held, bookkeeping included */
-	size_t limit;                         /* the budget */
-	int enforce;                          /* a call is running: its budget holds */
-	int exceeded;                         /* a call ran past the budget */
-	int tracked;                          /* 1: our blocks; 0: counting LuaJIT's allocator */
-	lua_Alloc wrapped;                    /* LuaJIT's allocator, when not tracked */
+	size_t used;       /* bytes held */
+	size_t limit;      /* the budget */
+	int enforce;       /* a call is running: its budget holds */
+	int exceeded;      /* a call ran past the budget */
+	lua_State *arena;  /* the empty state whose allocator and arena the script's state uses, or NULL */
+	lua_Alloc wrapped; /* the allocator counted */
 	void *wrapped_ud;
 };
 

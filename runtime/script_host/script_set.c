@@ -31,7 +31,7 @@ static char *join_path(const struct mr_agent_opts *o)
 	return p;
 }
 
-struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics,
+struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics, mr_data_plane *dp,
 					const struct mr_agent_opts *o)
 {
 	struct mr_script_set *h = calloc(1, sizeof(*h));
@@ -40,6 +40,7 @@ struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *met
 		return NULL;
 	h->base = base;
 	h->metrics = metrics;
+	h->dp = dp;
 	h->budget_ms = o->budget_ms ? o->budget_ms : 500;
 	h->memory_limit = (size_t)(o->script_memory_mib ? o->script_memory_mib : DEFAULT_MEMORY_MIB) << 20;
 	h->strict = o->strict != 0;
@@ -348,6 +349,8 @@ void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void 
 
 	for (size_t i = 0; i < h->nscripts; i++)
 		mr_script_dispatch(h->scripts[i], stream, records, n, err, sizeof(err));
-	if (stream < MR_STREAM_COUNT)
+	/* Variable-size records are not kept for canaries: a copy cut to fit
+	 * would be an exchange's fragment, meaningless to a parser. */
+	if (stream < MR_STREAM_COUNT && size > 0)
 		remember(&h->recent[stream], records, n, size);
 }

@@ -24,6 +24,7 @@ struct mr_script_recent {
 struct mr_script_set {
 	struct event_base *base;
 	mr_metrics *metrics;
+	mr_data_plane *dp; /* where the scripts' network verdicts go */
 	char *package_path;
 	char *scripts_dir;
 	char *bundled_skip;
@@ -41,7 +42,7 @@ struct mr_script_set {
 	char last_error[512];
 };
 
-struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics,
+struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics, mr_data_plane *dp,
 					const struct mr_agent_opts *o);
 void mr_script_set_free(struct mr_script_set *h);
 /* First load: every script that loads is started; the others are reported
@@ -53,7 +54,9 @@ int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen);
 int mr_script_set_reload(struct mr_script_set *h);
 /* Runs every script's on_stop hooks; returns 1 when any script had some. */
 int mr_script_set_stop(struct mr_script_set *h);
-/* Hands a batch to every script subscribed to the stream. */
+/* Hands a batch to every script subscribed to the stream: n records, size
+ * bytes each, or for a stream of variable-size records (size 0) n records
+ * each after its 8-byte prefix (see mr_data_plane_peek_bytes). */
 void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n,
 			   uint32_t size);
 /* Adds v to a per-script counter such as moonrover_lua_errors_total. */

@@ -209,11 +209,38 @@ end)
     local log = agent:log_text()
     assert.matches("script not started: [^\n]*/bad_timer%.lua:2: "
       .. "every%(seconds, fn%): fn must be a function, not nil\n", log)
-    assert.matches("script not started: [^\n]*/bad_stream%.lua:2: unknown stream 'nope' %(streams: process, bench%)\n",
-      log)
+    assert.matches("script not started: [^\n]*/bad_stream%.lua:2: "
+      .. "unknown stream 'nope' %(streams: process, bench, connection, http%)\n", log)
     assert.matches("%[raiser%] [^\n]*/raiser%.lua:3: gauge:set%(v%): v must be a number, not string\n", log)
     assert.not_matches("moonrover/agent%.lua", log)
     assert.not_matches("moonrover/rt%.lua", log)
+  end)
+
+  it("points bad histogram buckets at the script's line", function()
+    write(scripts .. "/descending.lua", [[
+local agent = require("moonrover.agent")
+agent.histogram("spec_descending_seconds", nil, nil, { 1, 0.5 })
+]])
+    write(scripts .. "/textual.lua", [[
+local agent = require("moonrover.agent")
+agent.histogram("spec_textual_seconds", nil, nil, { 0.1, "1" })
+]])
+    write(scripts .. "/fine.lua", [[
+local agent = require("moonrover.agent")
+agent.histogram("spec_fine_seconds", nil, nil, { 0.5 }):observe(1)
+]])
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_fine_seconds_count") == 1 end),
+      agent:log_text())
+    local log = agent:log_text()
+    assert.matches("script not started: [^\n]*/descending%.lua:2: "
+      .. 'histogram "spec_descending_seconds": bucket bounds must be strictly ascending, not 1 then 0%.5\n', log)
+    assert.matches("script not started: [^\n]*/textual%.lua:2: "
+      .. "histogram%(name, help, labels, buckets%): bucket 2 must be a number, not string\n", log)
+    assert.same(2, agent:metric('moonrover_scripts{state="disabled"}'))
+    assert.is_nil(agent:metric("spec_descending_seconds_count"))
+    assert.matches('\nspec_fine_seconds_bucket{le="0%.5"} 0\nspec_fine_seconds_bucket{le="%+Inf"} 1\n',
+      agent:get("/metrics"))
   end)
 
   it("refuses to start with a broken script under --strict, naming it", function()

@@ -254,6 +254,50 @@ if not agent.canary then error("only the live load fails") end
     assert.matches("reload refused.*only the live load fails", agent:log_text())
   end)
 
+  it("exports a histogram with Prometheus' default buckets, and refuses a reload that changes them", function()
+    local script = [[
+local agent = require("moonrover.agent")
+local h = agent.histogram("spec_http_seconds", "Spec requests", { code = "200" }, { %s })
+agent.gauge("spec_histogram_version"):set(%d)
+h:observe(0.3)
+]]
+    local prometheus = "0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10"
+    local function section()
+      return (agent:get("/metrics") or ""):match("# HELP spec_http_seconds .-spec_http_seconds_count[^\n]*\n")
+    end
+    local function expected(count)
+      local lines = { "# HELP spec_http_seconds Spec requests", "# TYPE spec_http_seconds histogram" }
+      for le in (prometheus .. ", +Inf"):gmatch("[^, ]+") do
+        local n = (le == "+Inf" or tonumber(le) >= 0.3) and count or 0
+        lines[#lines + 1] = string.format('spec_http_seconds_bucket{code="200",le="%s"} %d', le, n)
+      end
+      lines[#lines + 1] = string.format('spec_http_seconds_sum{code="200"} %s', count == 1 and "0.3" or "0.6")
+      lines[#lines + 1] = string.format('spec_http_seconds_count{code="200"} %d', count)
+      return table.concat(lines, "\n") .. "\n"
+    end
+
+    write(scripts .. "/latency.lua", script:format(prometheus, 1))
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_histogram_version") == 1 end),
+      agent:log_text())
+    assert.same(expected(1), section())
+
+    write(scripts .. "/latency.lua", script:format("0.1, 1", 2))
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("moonrover_reload_last_success") == 0 end),
+      agent:log_text())
+    assert.matches("reload refused, the previous scripts keep running: [^\n]*latency%.lua:2: histogram "
+      .. '"spec_http_seconds" has buckets {0%.005,0%.01,0%.025,0%.05,0%.1,0%.25,0%.5,1,2%.5,5,10}, not {0%.1,1}\n',
+      agent:log_text())
+    assert.same(expected(1), section())
+
+    write(scripts .. "/latency.lua", script:format(prometheus, 3))
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_histogram_version") == 3 end),
+      agent:log_text())
+    assert.same(expected(2), section())
+  end)
+
   it("stops cleanly on SIGTERM: exit status 0, pid file removed", function()
     write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
     agent = agent_run.start(dir, scripts)

@@ -33,6 +33,17 @@ local fake_lib = setmetatable({
     end
     return metric_result
   end,
+  mr_script_histogram = function(_, name, help, labels, bounds, n, err)
+    local list = {}
+    for i = 1, n do
+      list[i] = bounds[i - 1]
+    end
+    calls[#calls + 1] = { "histogram", name, help, labels, list }
+    if metric_result < 0 then
+      ffi.copy(err, "histogram \"" .. name .. "\" has buckets {1}, not {2}")
+    end
+    return metric_result
+  end,
   mr_script_metric_add = function(_, id, v) calls[#calls + 1] = { "add", id, v } end,
   mr_script_metric_set = function(_, id, v) calls[#calls + 1] = { "set", id, v } end,
   mr_script_metric_observe = function(_, id, v) calls[#calls + 1] = { "observe", id, v } end,
@@ -92,7 +103,8 @@ describe("moonrover.agent", function()
 
   it("rejects unknown streams and non-functions", function()
     local agent = load_agent()
-    assert.has_error(function() agent.on("nope", function() end) end, "unknown stream 'nope' (streams: process, bench)")
+    assert.has_error(function() agent.on("nope", function() end) end,
+      "unknown stream 'nope' (streams: process, bench, connection, http)")
     assert.has_error(function() agent.on("process", 5) end, "on(stream, fn): fn must be a function")
   end)
 
@@ -140,7 +152,8 @@ describe("moonrover.agent", function()
     assert.same("every(seconds, fn): fn must be a function, not nil", raised_at(function() agent.every(1, nil) end))
     assert.same("after(seconds, fn): seconds must be a number, at least 0.001, not 0.0001",
       raised_at(function() agent.after(0.0001, function() end) end))
-    assert.same("unknown stream 'nope' (streams: process, bench)", raised_at(function() agent.on("nope", print) end))
+    assert.same("unknown stream 'nope' (streams: process, bench, connection, http)",
+      raised_at(function() agent.on("nope", print) end))
     assert.same("gauge:set(v): v must be a number, not nil", raised_at(function() agent.gauge("g"):set() end))
     metric_result = -22
     assert.same('invalid metric name "9bad"', raised_at(function() agent.counter("9bad") end))
@@ -187,8 +200,42 @@ describe("moonrover.agent", function()
     assert.same({ "add", 7, 5 }, calls[3])
     assert.same({ "metric", real.lib.MR_GAUGE, "g", "", "" }, calls[4])
     assert.same({ "set", 7, 2 }, calls[5])
-    assert.same({ "metric", real.lib.MR_HISTOGRAM, "h_seconds", "", 'k="v"' }, calls[6])
+    assert.same({ "histogram", "h_seconds", "", 'k="v"', {} }, calls[6])
     assert.same({ "observe", 7, 0.5 }, calls[7])
+  end)
+
+  it("registers a histogram with its own buckets, as a list of numbers", function()
+    local agent = load_agent()
+    local buckets = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 }
+    local h = agent.histogram("req_seconds", "Requests", { code = "200" }, buckets)
+    h:observe(0.2)
+    agent.histogram("tiny_seconds", nil, nil, { 1e-6 })
+    assert.same({
+      { "histogram", "req_seconds", "Requests", 'code="200"', buckets },
+      { "observe", 7, 0.2 },
+      { "histogram", "tiny_seconds", "", "", { 1e-6 } },
+    }, calls)
+  end)
+
+  it("raises bad buckets at the script's line, before the registry sees them", function()
+    local agent = load_agent()
+    local usage = "histogram(name, help, labels, buckets): "
+    assert.same(usage .. "buckets must be a list of numbers, not string",
+      raised_at(function() agent.histogram("h", nil, nil, "0.1,1") end))
+    assert.same(usage .. "buckets must hold at least one bound",
+      raised_at(function() agent.histogram("h", nil, nil, {}) end))
+    assert.same(usage .. "bucket 2 must be a number, not string",
+      raised_at(function() agent.histogram("h", nil, nil, { 0.1, "1" }) end))
+    assert.same(usage .. "buckets must be a list of numbers, not a table with the key \"x\"",
+      raised_at(function() agent.histogram("h", nil, nil, { 0.1, x = 1 }) end))
+    assert.same(usage .. "buckets must be a list of numbers, not a table with the key 1.5",
+      raised_at(function() agent.histogram("h", nil, nil, { 0.1, [1.5] = 2 }) end))
+    assert.same(usage .. "buckets must be a list of numbers, not a table with the key true",
+      raised_at(function() agent.histogram("h", nil, nil, { 0.1, [true] = 2 }) end))
+    assert.same({}, calls)
+    metric_result = -22
+    assert.same('histogram "h" has buckets {1}, not {2}',
+      raised_at(function() agent.histogram("h", nil, nil, { 2 }) end))
   end)
 
   it("raises the registry's reason for a bad metric", function()

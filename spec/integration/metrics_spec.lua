@@ -200,6 +200,184 @@ describe("metrics registry", function()
     end)
   end)
 
+  describe("bucket bounds", function()
+    -- Prometheus' default buckets (client libraries' DefBuckets), which
+    -- coroot-node-agent's histograms use.
+    local PROMETHEUS = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 }
+    local DEFAULT = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5 }
+
+    local function histogram(name, help, labels, bounds)
+      local n = bounds and #bounds or 0
+      local array = bounds and ffi.new("double[?]", n, bounds)
+      return rt.call(lib.mr_metrics_histogram, m, name, help, labels, array, n)
+    end
+
+    it("writes Prometheus' default buckets as Prometheus does", function()
+      local get = assert(histogram("container_http_requests_duration_seconds_total", "HTTP requests by latency",
+        'status="200"', PROMETHEUS))
+      local post = assert(histogram("container_http_requests_duration_seconds_total", nil, 'status="500"',
+        PROMETHEUS))
+      for _, v in ipairs({ 0.001, 0.005, 0.0051, 0.3, 1, 9.5, 10, 11 }) do
+        lib.mr_metrics_observe(m, get, v)
+      end
+      lib.mr_metrics_observe_ns(m, post, 2500000000)
+      local expected = table.concat({
+        "# HELP container_http_requests_duration_seconds_total HTTP requests by latency",
+        "# TYPE container_http_requests_duration_seconds_total histogram",
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="0.005"} 2',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="0.01"} 3',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="0.025"} 3',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="0.05"} 3',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="0.1"} 3',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="0.25"} 3',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="0.5"} 4',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="1"} 5',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="2.5"} 5',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="5"} 5',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="10"} 7',
+        'container_http_requests_duration_seconds_total_bucket{status="200",le="+Inf"} 8',
+        'container_http_requests_duration_seconds_total_sum{status="200"} 31.8111',
+        'container_http_requests_duration_seconds_total_count{status="200"} 8',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="0.005"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="0.01"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="0.025"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="0.05"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="0.1"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="0.25"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="0.5"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="1"} 0',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="2.5"} 1',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="5"} 1',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="10"} 1',
+        'container_http_requests_duration_seconds_total_bucket{status="500",le="+Inf"} 1',
+        'container_http_requests_duration_seconds_total_sum{status="500"} 2.5',
+        'container_http_requests_duration_seconds_total_count{status="500"} 1',
+        "",
+      }, "\n")
+      assert.equal(expected, render())
+    end)
+
+    it("gives no bounds the default ones, the same text as a histogram registered without them", function()
+      local plain = assert(series(HISTOGRAM, "plain_seconds", nil, ""))
+      local none = assert(histogram("none_seconds", nil, ""))
+      local listed = assert(histogram("listed_seconds", nil, "", DEFAULT))
+      for _, id in ipairs({ plain, none, listed }) do
+        lib.mr_metrics_observe(m, id, 0.02)
+        lib.mr_metrics_observe(m, id, 7)
+      end
+      local text = render()
+      local function section(name)
+        return (text:match("# TYPE " .. name .. " histogram\n.-" .. name .. "_count 2\n"):gsub(name, "x"))
+      end
+      assert.equal(section("plain_seconds"), section("none_seconds"))
+      assert.equal(section("plain_seconds"), section("listed_seconds"))
+      local _, buckets = text:gsub("plain_seconds_bucket{", "")
+      assert.equal(16, buckets)
+      assert.equal(plain, assert(histogram("plain_seconds", nil, "", DEFAULT)))
+      assert.equal(none, assert(series(HISTOGRAM, "none_seconds", nil, "")))
+    end)
+
+    it("writes each le in the shortest form Prometheus' Go clients give it", function()
+      local bounds = { 1e-05, 0.0001, 0.1 + 0.2, 1, 10, 123456.5, 1e6, 1.5e7, 2 ^ 60 }
+      local id = assert(histogram("odd_bounds", nil, "", bounds))
+      lib.mr_metrics_observe(m, id, 1.5e7)
+      local les = {}
+      for le, n in render():gmatch('odd_bounds_bucket{le="([^"]+)"} (%d+)') do
+        les[#les + 1] = le .. "=" .. n
+      end
+      assert.same({ "1e-05=0", "0.0001=0", "0.30000000000000004=0", "1=0", "10=0", "123456.5=0", "1e+06=0",
+        "1.5e+07=1", "1.152921504606847e+18=1", "+Inf=1" }, les)
+    end)
+
+    it("counts a value equal to a bound in that bound's bucket, above the last in +Inf", function()
+      local id = assert(histogram("edges", nil, "", { 1, 2 }))
+      for _, v in ipairs({ 0, 1, 1.0000001, 2, 3, math.huge, 0 / 0 }) do
+        lib.mr_metrics_observe(m, id, v)
+      end
+      assert.equal(table.concat({
+        "# TYPE edges histogram",
+        'edges_bucket{le="1"} 2',
+        'edges_bucket{le="2"} 4',
+        'edges_bucket{le="+Inf"} 6',
+        "edges_sum +Inf",
+        "edges_count 6",
+        "",
+      }, "\n"), render())
+    end)
+
+    it("takes up to 32 bounds", function()
+      local bounds = {}
+      for i = 1, 32 do
+        bounds[i] = i / 8
+      end
+      local id = assert(histogram("many", nil, "", bounds))
+      lib.mr_metrics_observe(m, id, 4)
+      local text = render()
+      local _, buckets = text:gsub("many_bucket{", "")
+      assert.equal(33, buckets)
+      assert.matches('\nmany_bucket{le="3.875"} 0\nmany_bucket{le="4"} 1\n', text)
+      bounds[33] = 5
+      local bad, err = histogram("many_more", nil, "", bounds)
+      assert.is_nil(bad)
+      assert.equal('histogram "many_more": at most 32 bucket bounds, not 33', err)
+    end)
+
+    it("refuses bounds that are not finite, above 0 and strictly ascending, with a one-line reason", function()
+      local cases = {
+        { { 0.1, 0 }, 'histogram "h": bucket bound 2 is 0, not a finite number above 0' },
+        { { -1 }, 'histogram "h": bucket bound 1 is -1, not a finite number above 0' },
+        { { 0.5, 0 / 0 }, 'histogram "h": bucket bound 2 is NaN, not a finite number above 0' },
+        { { 1, math.huge }, 'histogram "h": bucket bound 2 is +Inf, not a finite number above 0' },
+        { { 0.1, 0.05 }, 'histogram "h": bucket bounds must be strictly ascending, not 0.1 then 0.05' },
+        { { 0.1, 0.25, 0.25 }, 'histogram "h": bucket bounds must be strictly ascending, not 0.25 then 0.25' },
+      }
+      for _, case in ipairs(cases) do
+        local id, err = histogram("h", nil, "", case[1])
+        assert.is_nil(id)
+        assert.equal(case[2], err)
+      end
+      local id, err = rt.call(lib.mr_metrics_histogram, m, "h", nil, "", nil, 3)
+      assert.is_nil(id)
+      assert.equal('histogram "h": 3 bucket bounds announced but none given', err)
+      assert.equal("", render())
+      assert.is_number(histogram("h", nil, "", { 0.5 }))
+    end)
+
+    it("belong to the metric: other bounds for its name are refused, naming both lists", function()
+      local a = assert(histogram("lat_seconds", nil, 'op="a"', PROMETHEUS))
+      assert.is_number(histogram("lat_seconds", nil, 'op="b"', PROMETHEUS))
+      assert.equal(a, histogram("lat_seconds", "Latency", 'op="a"', PROMETHEUS))
+      local id, err = histogram("lat_seconds", nil, 'op="c"', { 0.1, 1 })
+      assert.is_nil(id)
+      assert.equal('histogram "lat_seconds" has buckets {0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10}, '
+        .. "not {0.1,1}", err)
+      id, err = series(HISTOGRAM, "lat_seconds", nil, 'op="a"')
+      assert.is_nil(id)
+      assert.equal('histogram "lat_seconds" has buckets {0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10}, '
+        .. "not {0.0001,0.00025,0.0005,0.001,0.0025,0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5}", err)
+      assert.is_number(series(HISTOGRAM, "default_seconds", nil, ""))
+      id, err = histogram("default_seconds", nil, "", { 1 })
+      assert.is_nil(id)
+      assert.equal('histogram "default_seconds" has buckets '
+        .. "{0.0001,0.00025,0.0005,0.001,0.0025,0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5}, not {1}", err)
+      local _, series_seen = render():gsub('lat_seconds_count{op="', "")
+      assert.equal(2, series_seen)
+    end)
+
+    it("checks the name, labels and type as for any series", function()
+      local id, err = histogram("9x", nil, "", PROMETHEUS)
+      assert.is_nil(id)
+      assert.equal('invalid metric name "9x"', err)
+      id, err = histogram("h", nil, 'le="1"', PROMETHEUS)
+      assert.is_nil(id)
+      assert.matches("reserved", err)
+      assert.is_number(series(COUNTER, "c_total", nil, ""))
+      id, err = histogram("c_total", nil, "", PROMETHEUS)
+      assert.is_nil(id)
+      assert.equal('metric "c_total" is a counter, not a histogram', err)
+    end)
+  end)
+
   describe("rendering", function()
     it("writes the exact exposition text of a small registry", function()
       local req = series(COUNTER, "http_requests_total", "Requests served.", 'code="200",path="/a"')

@@ -53,13 +53,7 @@ describe("a script's memory budget", function()
         local rc, held, counted = try("local t = {} for i = 1, 5000 do t[i] = ('y'):rep(100) .. i end", 64 * MIB,
           wrapped)
         assert.same(0, rc)
-        if wrapped then
-          assert.same(counted, held)
-        else
-          -- plus the 16 bytes of each block's header, of which there are
-          -- about 5000 strings and LuaJIT's own few thousand blocks
-          assert.is_true(held > counted and held - counted < 16 * 20000, held - counted)
-        end
+        assert.same(counted, held)
       end)
     end)
   end

@@ -14,8 +14,14 @@ _M.wait_for = clock.wait_for
 
 -- Starts the agent with its files in dir and scripts as --scripts; extra:
 -- more options (shell words); env: optional NAME=value words for its
--- environment.
+-- environment. Without a --network option the agent runs without the network
+-- tracer: the machine's traffic (other specs at the same time) must not
+-- change the memory and the scripts of specs about something else.
 function _M.start(dir, scripts, extra, env)
+  extra = extra or ""
+  if not extra:find("--network", 1, true) then
+    extra = extra .. " --network off"
+  end
   local self = setmetatable({ dir = dir, log = dir .. "/agent.log", pid_file = dir .. "/agent.pid",
     exit_file = dir .. "/agent.exit" }, Agent)
   local cmd = string.format(

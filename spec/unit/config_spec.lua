@@ -459,6 +459,8 @@ describe("the shipped configs/rover_configs.yaml", function()
       ["agent.budget_ms"] = "MOONROVER_AGENT_BUDGET_MS",
       ["agent.batch"] = "MOONROVER_AGENT_BATCH",
       ["agent.queue"] = "MOONROVER_AGENT_QUEUE",
+      ["agent.network"] = "MOONROVER_AGENT_NETWORK",
+      ["agent.network_payload"] = "MOONROVER_AGENT_NETWORK_PAYLOAD",
     }
     for path, name in pairs(expected) do
       expected[path] = "$" .. name

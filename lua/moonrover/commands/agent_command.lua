@@ -38,6 +38,10 @@ _M.options = {
     help = "most events handed to one callback" },
   { name = "queue", arg = "EVENTS", default = 65536, convert = args.int_range(64, 16777216),
     help = "events buffered per stream while the scripts are busy (beyond: dropped and counted)" },
+  { name = "network", arg = "on|off", default = "on", convert = args.one_of({ "on", "off" }),
+    help = "trace TCP connections and HTTP exchanges (streams \"connection\", \"http\"; coroot's metrics)" },
+  { name = "network-payload", arg = "BYTES", default = 4096, convert = args.int_range(64, 8192),
+    help = "bytes copied of each socket read or write for the parsers (requests' heads must fit)" },
   { name = "log-level", arg = "LEVEL", default = "info", convert = args.one_of(LEVELS),
     help = "debug, info, warn or error" },
   { name = "script-memory", arg = "MIB", default = 128, convert = args.int_range(1, 65536),
@@ -76,6 +80,8 @@ local FROM_CONFIG = {
   { "budget-ms", "agent.budget_ms", config.get_int },
   { "batch", "agent.batch", config.get_int },
   { "queue", "agent.queue", config.get_int },
+  { "network", "agent.network", config.get_bool },
+  { "network-payload", "agent.network_payload", config.get_int },
 }
 
 -- Fills the options not given on the command line from the config file
@@ -90,6 +96,9 @@ function _M.apply_config(values, given, path, text)
   local from_file = assert(config.read_fields(cfg, FROM_CONFIG))
   for _, entry in ipairs(FROM_CONFIG) do
     local name, v = entry[1], from_file[entry[1]]
+    if type(v) == "boolean" then
+      v = v and "on" or "off"
+    end
     if not given[name] and v ~= nil and v ~= "" then
       values[name] = v
     end
@@ -101,12 +110,17 @@ function _M.apply_config(values, given, path, text)
 end
 
 -- The bundled scripts that do not apply: the Rover drop-in (rover.lua) runs
--- only with a config file that has a `core` section.
-local function bundled_skip(cfg)
-  if cfg and config.has_section(cfg, "core") then
-    return nil
+-- only with a config file that has a `core` section, the network metrics
+-- (network.lua) only with the network tracer.
+local function bundled_skip(cfg, network)
+  local skip = {}
+  if not (cfg and config.has_section(cfg, "core")) then
+    skip[#skip + 1] = "rover"
   end
-  return "rover"
+  if not network then
+    skip[#skip + 1] = "network"
+  end
+  return #skip > 0 and table.concat(skip, ",") or nil
 end
 
 -- cfg: the --config file, loaded, or nil.
@@ -128,7 +142,9 @@ function _M.opts_from(values, cfg)
     script_memory_mib = values["script-memory"],
     strict = values.strict and 1 or 0,
     unsafe_scripts = values["allow-unsafe-scripts"] and 1 or 0,
-    bundled_skip = bundled_skip(cfg),
+    bundled_skip = bundled_skip(cfg, values.network == "on"),
+    network = values.network == "on" and 1 or 0,
+    net_payload_bytes = values["network-payload"],
   }
 end
 
@@ -177,6 +193,7 @@ function _M.run(values, given)
   c.bench_pid = o.bench_pid
   c.script_memory_mib, c.strict, c.unsafe_scripts = o.script_memory_mib, o.strict, o.unsafe_scripts
   c.http_max_connections, c.http_timeout_ms = o.http_max_connections, o.http_timeout_ms
+  c.network, c.net_payload_bytes = o.network, o.net_payload_bytes
   if values.config then
     keep[7], keep[8] = config_text, values.config
     c.config_text, c.config_name = keep[7], keep[8]

@@ -26,6 +26,9 @@ _M.FEATURES = {
     fix = "use a kernel with CONFIG_UPROBES=y; TLS tracing is unavailable without it" },
   ringbuf = { what = "BPF ring buffer (event streams)", required = true,
     fix = "needs Linux 5.8 or newer" },
+  network = { what = "network tracer (TCP connections and their bytes: trace, HTTP metrics)", required = false,
+    fix = "needs the sock:inet_sock_set_state, sock_send_length and sock_recv_length tracepoints with BTF "
+      .. "(Linux 6.3+); the agent runs without network tracing otherwise" },
   kallsyms = { what = "kernel symbols (/proc/kallsyms)", required = false,
     fix = "run as root with kernel.kptr_restrict <= 1; kernel frames stay unnamed without it" },
 }

@@ -5,6 +5,7 @@
 local args = require("moonrover.lib.args")
 local output_file = require("moonrover.output_file")
 local rt = require("moonrover.rt")
+local pid_list = require("moonrover.pid_list")
 local profiler = require("moonrover.profiling.profiler")
 local profile_view = require("moonrover.profiling.profile_view")
 local summary = require("moonrover.profiling.summary")
@@ -58,15 +59,6 @@ function _M.format_for(output, format)
     "': use --format folded|pprof|svg"
 end
 
-local function check_pids(pids)
-  for _, pid in ipairs(pids or {}) do
-    if rt.lib.mr_proc_exists(pid) ~= 1 then
-      return nil, "no process with pid " .. pid
-    end
-  end
-  return true
-end
-
 local function check_privileges()
   local detail = rt.ffi.new("char[512]")
   if rt.lib.mr_kernel_check("root", detail, 512) ~= 1 then
@@ -101,16 +93,6 @@ local function ms_until(deadline, now)
   return math.max(0, math.floor((deadline - now) / 1e6))
 end
 
--- Whether every process of pids has exited.
-local function all_gone(pids)
-  for _, pid in ipairs(pids) do
-    if rt.lib.mr_proc_exists(pid) == 1 then
-      return false
-    end
-  end
-  return true
-end
-
 -- Profiles until the duration ends, a signal arrives or every profiled
 -- process has exited (noted in job.gone_after_ns); drains on the way.
 local function collect(p, job)
@@ -120,7 +102,7 @@ local function collect(p, job)
   local deadline = now + job.duration_ns
   local next_drain = now + DRAIN_INTERVAL_NS
   while now < deadline and lib.mr_sys_signal_pending() == 0 do
-    if job.pids and all_gone(job.pids) then
+    if job.pids and pid_list.all_gone(job.pids) then
       job.gone_after_ns = now - started
       break
     end
@@ -238,7 +220,7 @@ end
 function _M.profile(job)
   local ok, err = check_privileges()
   if ok then
-    ok, err = check_pids(job.pids)
+    ok, err = pid_list.check(job.pids)
   end
   if not ok then
     return nil, err

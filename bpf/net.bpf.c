@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* net.bpf.c - the network tracer's kernel side: TCP connections and the bytes
+ * of their reads and writes, for the data plane's tcp and net_data streams.
+ * It captures and never interprets: user space (Lua) parses the protocols.
+ *
+ * Connections: sock:inet_sock_set_state sees every TCP state change with its
+ * socket. CLOSE->SYN_SENT runs in the connecting process (a client, with its
+ * pid); SYN_SENT->ESTABLISHED or ->CLOSE ends the connect; SYN_RECV->
+ * ESTABLISHED is a connection accepted by a server (in softirq: its process
+ * is learnt at its first data); ->LISTEN and LISTEN->CLOSE are listening
+ * sockets; any other ->CLOSE ends a connection. tcp:tcp_retransmit_skb counts
+ * retransmits. A connection is named by its socket cookie.
+ *
+ * Data: sock:sock_send_length and sock:sock_recv_length fire in the process
+ * for every socket send and receive with the bytes really moved (the
+ * syscall's result; errors and MSG_PEEK are not data), whatever the syscall
+ * (read, readv, recvfrom, recvmsg, write, writev, sendto, sendmsg, sendfile,
+ * splice). They fire only for sockets, so ordinary file I/O costs nothing,
+ * unlike per-syscall enter/exit hooks, and need no state between an enter and
+ * an exit. The syscall's own arguments (from the task's saved user registers)
+ * say where the bytes are: a buffer, an iovec array or a msghdr; the first
+ * payload_max bytes are copied. Only x86-64 syscall numbers are known here.
+ *
+ * Records are built in a per-CPU scratch buffer and copied into the ring with
+ * their true length. Every loss is counted (struct mr_net_counters). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "net.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define MSG_PEEK 2
+#define PF_KTHREAD 0x00200000
+#define MAX_IOV 8
+#define COUNT_ONLY_PERIOD_NS 1000000000ULL
+
+/* x86-64 syscall numbers of the calls whose buffers can be read. */
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_READV 19
+#define NR_WRITEV 20
+#define NR_SENDTO 44
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+
+/* Ring fill levels above which a record wakes the consumer; below them the
+ * data plane's timer drains (see data_plane_bpf.c). */
+const volatile __u64 wakeup_data_bytes = 1 << 20;
+const volatile __u64 wakeup_event_bytes = 1 << 18;
+const volatile __u32 payload_max = MR_NET_PAYLOAD_DEFAULT;
+const volatile __s32 exclude_tgid = 0;
+const volatile bool filter_pids = false;
+
+struct mr_net_counters counters;
+
+struct conn {
+	__u64 start_ns;
+	__u64 bytes[2];       /* by enum mr_net_direction */
+	__u64 reported[2];    /* COUNT verdict: bytes already sent in records */
+	__u64 last_report[2]; /* COUNT verdict: when the last record went */
+	__s32 pid;            /* 0: an accepted connection before its first data */
+	__u32 retransmits;
+	__u8 role;
+	__u8 pad[3];
+	char comm[MR_NET_COMM_LEN];
+};
+
+struct scratch {
+	struct mr_net_data hdr;
+	__u8 payload[2 * MR_NET_PAYLOAD_MAX]; /* twice: offsets stay provably in bounds */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} net_data SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} tcp_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct conn);
+} conns SEC(".maps");
+
+/* Written by user space: connections whose bytes are only counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u8);
+} verdicts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __s32);
+} listeners SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __s32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline bool wanted(__s32 tgid)
+{
+	if (tgid == exclude_tgid || tgid == 0)
+		return false;
+	return !filter_pids || bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* Direct loads: the tracepoints' socket is a BTF pointer (no helper call). */
+static __always_inline bool is_tcp(const struct sock *sk)
+{
+	__u16 family = sk->__sk_common.skc_family;
+
+	return sk->sk_protocol == IPPROTO_TCP && (family == AF_INET || family == AF_INET6);
+}
+
+static __always_inline __u64 wakeup_flag(void *ring, __u64 level)
+{
+	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) > level ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill_addresses(struct mr_tcp_event *e, const struct sock *sk)
+{
+	e->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	e->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	e->remote_port = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (e->family == AF_INET) {
+		__u32 local = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		__u32 remote = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+		__builtin_memcpy(e->local_addr, &local, sizeof(local));
+		__builtin_memcpy(e->remote_addr, &remote, sizeof(remote));
+	} else {
+		struct in6_addr local = BPF_CORE_READ(sk, __sk_common.skc_v6_rcv_saddr);
+		struct in6_addr remote = BPF_CORE_READ(sk, __sk_common.skc_v6_daddr);
+
+		__builtin_memcpy(e->local_addr, &local, sizeof(local));
+		__builtin_memcpy(e->remote_addr, &remote, sizeof(remote));
+	}
+}
+
+/* One connection event; c may be NULL (a listening socket). */
+static __always_inline void emit_event(__u32 kind, __u64 cookie, const struct sock *sk, const struct conn *c,
+				       __s32 pid, __u64 duration_ns)
+{
+	struct mr_tcp_event *e = bpf_ringbuf_reserve(&tcp_events, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&counters.lost_events, 1);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts_ns = bpf_ktime_get_ns();
+	e->conn = cookie;
+	e->kind = kind;
+	e->pid = pid;
+	e->duration_ns = duration_ns;
+	fill_addresses(e, sk);
+	if (c) {
+		e->role = c->role;
+		e->bytes_received = c->bytes[MR_NET_INGRESS];
+		e->bytes_sent = c->bytes[MR_NET_EGRESS];
+		e->retransmits = c->retransmits;
+		__builtin_memcpy(e->comm, c->comm, sizeof(e->comm));
+	} else {
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
+	}
+	bpf_ringbuf_submit(e, wakeup_flag(&tcp_events, wakeup_event_bytes));
+}
+
+/* A connection the process is in now, with its name. */
+static __always_inline struct conn *track(__u64 cookie, __u8 role, __s32 pid)
+{
+	struct conn c = { .start_ns = bpf_ktime_get_ns(), .pid = pid, .role = role };
+
+	if (pid)
+		bpf_get_current_comm(c.comm, sizeof(c.comm));
+	if (bpf_map_update_elem(&conns, &cookie, &c, BPF_ANY) != 0) {
+		__sync_fetch_and_add(&counters.conns_full, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&conns, &cookie);
+}
+
+static __always_inline void forget(__u64 cookie)
+{
+	bpf_map_delete_elem(&conns, &cookie);
+	bpf_map_delete_elem(&verdicts, &cookie);
+}
+
+static __always_inline void on_connect_end(const struct sock *sk, __u64 cookie, int newstate)
+{
+	struct conn *c = bpf_map_lookup_elem(&conns, &cookie);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!c)
+		return;
+	if (newstate == TCP_ESTABLISHED) {
+		emit_event(MR_TCP_CONNECT, cookie, sk, c, c->pid, now - c->start_ns);
+		c->start_ns = now;
+		return;
+	}
+	emit_event(MR_TCP_CONNECT_FAILED, cookie, sk, c, c->pid, now - c->start_ns);
+	forget(cookie);
+}
+
+static __always_inline void on_listen(const struct sock *sk, __u64 cookie)
+{
+	__s32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!wanted(tgid))
+		return;
+	bpf_map_update_elem(&listeners, &cookie, &tgid, BPF_ANY);
+	emit_event(MR_TCP_LISTEN, cookie, sk, NULL, tgid, 0);
+}
+
+static __always_inline void on_close(const struct sock *sk, __u64 cookie, int oldstate)
+{
+	struct conn *c;
+	__s32 *listener;
+
+	if (oldstate == TCP_LISTEN) {
+		listener = bpf_map_lookup_elem(&listeners, &cookie);
+		if (listener) {
+			emit_event(MR_TCP_LISTEN_CLOSE, cookie, sk, NULL, *listener, 0);
+			bpf_map_delete_elem(&listeners, &cookie);
+		}
+		return;
+	}
+	c = bpf_map_lookup_elem(&conns, &cookie);
+	if (!c)
+		return;
+	emit_event(MR_TCP_CLOSE, cookie, sk, c, c->pid, bpf_ktime_get_ns() - c->start_ns);
+	forget(cookie);
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int newstate)
+{
+	__s32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 cookie;
+
+	if (!is_tcp(sk))
+		return 0;
+	cookie = bpf_get_socket_cookie((void *)sk);
+	if (newstate == TCP_SYN_SENT) {
+		if (wanted(tgid))
+			track(cookie, MR_ROLE_CLIENT, tgid);
+	} else if (oldstate == TCP_SYN_SENT) {
+		on_connect_end(sk, cookie, newstate);
+	} else if (oldstate == TCP_SYN_RECV && newstate == TCP_ESTABLISHED) {
+		track(cookie, MR_ROLE_SERVER, 0);
+	} else if (newstate == TCP_LISTEN) {
+		on_listen(sk, cookie);
+	} else if (newstate == TCP_CLOSE) {
+		on_close(sk, cookie, oldstate);
+	}
+	return 0;
+}
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(on_retransmit, const struct sock *sk)
+{
+	__u64 cookie = bpf_get_socket_cookie((void *)sk);
+	struct conn *c = bpf_map_lookup_elem(&conns, &cookie);
+
+	if (!c)
+		return 0;
+	__sync_fetch_and_add(&c->retransmits, 1);
+	emit_event(MR_TCP_RETRANSMIT, cookie, sk, c, c->pid, 0);
+	return 0;
+}
+
+/* The connection of the running process's socket I/O: an accepted one gets
+ * its process now; one open before it was first seen is tracked from now. */
+static __always_inline struct conn *data_conn(struct sock *sk, __u64 cookie, __s32 tgid)
+{
+	struct conn *c = bpf_map_lookup_elem(&conns, &cookie);
+
+	if (c && c->pid)
+		return c;
+	if (c) {
+		c->pid = tgid;
+		bpf_get_current_comm(c->comm, sizeof(c->comm));
+		emit_event(MR_TCP_ACCEPT, cookie, sk, c, tgid, 0);
+		return c;
+	}
+	c = track(cookie, MR_ROLE_UNKNOWN, tgid);
+	if (c) {
+		__sync_fetch_and_add(&counters.found_midstream, 1);
+		emit_event(MR_TCP_FOUND, cookie, sk, c, tgid, 0);
+	}
+	return c;
+}
+
+/* v masked in a way the compiler cannot drop (its own range checks are
+ * done on other registers): the verifier must see the bound on the very
+ * register used for the access. */
+#define BOUND(v, mask) asm volatile("%0 &= %1" : "+r"(v) : "i"(mask))
+
+static __always_inline __u64 payload_offset(__u64 at)
+{
+	BOUND(at, MR_NET_PAYLOAD_MAX - 1);
+	return at;
+}
+
+/* Copies up to want bytes from user memory at src to payload[at]; returns
+ * the bytes copied (0 on a fault). */
+static __always_inline __u32 copy_user(struct scratch *s, __u32 at, const void *src, __u64 want)
+{
+	if (at >= MR_NET_PAYLOAD_MAX || want == 0)
+		return 0;
+	if (want > MR_NET_PAYLOAD_MAX)
+		want = MR_NET_PAYLOAD_MAX;
+	if (bpf_probe_read_user(&s->payload[payload_offset(at)], want, src) != 0)
+		return 0;
+	return want;
+}
+
+/* Copies up to want bytes from an iovec array, in order. */
+static __always_inline __u32 copy_iov(struct scratch *s, const struct iovec *iov, __u64 count, __u32 want)
+{
+	struct iovec v;
+	__u32 done = 0;
+
+	for (int i = 0; i < MAX_IOV; i++) {
+		__u64 n;
+
+		if (i >= count || done >= want)
+			break;
+		if (bpf_probe_read_user(&v, sizeof(v), &iov[i]) != 0)
+			break;
+		n = v.iov_len < want - done ? v.iov_len : want - done;
+		if (copy_user(s, done, v.iov_base, n) != n)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+/* Copies the first want bytes the current syscall moved, found through its
+ * arguments in the task's saved user registers. *buffered: whether the
+ * syscall has a user buffer at all (sendfile and splice have none). */
+static __always_inline __u32 copy_payload(struct scratch *s, __u32 want, bool *buffered)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	long nr = regs->orig_ax; /* direct loads of a BTF pointer, no helper call */
+	void *arg = (void *)regs->si;
+	struct user_msghdr msg;
+
+	*buffered = true;
+	switch (nr) {
+	case NR_READ:
+	case NR_WRITE:
+	case NR_RECVFROM:
+	case NR_SENDTO:
+		return copy_user(s, 0, arg, want);
+	case NR_READV:
+	case NR_WRITEV:
+		return copy_iov(s, arg, regs->dx, want);
+	case NR_RECVMSG:
+	case NR_SENDMSG:
+		if (bpf_probe_read_user(&msg, sizeof(msg), arg) != 0)
+			return 0;
+		return copy_iov(s, msg.msg_iov, msg.msg_iovlen, want);
+	}
+	*buffered = false;
+	return 0;
+}
+
+static __always_inline void send_record(struct scratch *s, __u32 copied)
+{
+	__u64 size = copied;
+
+	if (copied > MR_NET_PAYLOAD_MAX)
+		return;
+	BOUND(size, 2 * MR_NET_PAYLOAD_MAX - 1); /* no change: copied <= MR_NET_PAYLOAD_MAX */
+	if (bpf_ringbuf_output(&net_data, s, sizeof(s->hdr) + size,
+			       wakeup_flag(&net_data, wakeup_data_bytes)) != 0) {
+		__sync_fetch_and_add(&counters.lost_data, 1);
+		return;
+	}
+	__sync_fetch_and_add(&counters.data_records, 1);
+}
+
+static __always_inline void fill_header(struct scratch *s, __u64 cookie, const struct conn *c, __u8 dir,
+					__u64 id, __u64 now)
+{
+	s->hdr.ts_ns = now;
+	s->hdr.conn = cookie;
+	s->hdr.pid = id >> 32;
+	s->hdr.tid = (__u32)id;
+	s->hdr.direction = dir;
+	s->hdr.role = c->role;
+	s->hdr.pad = 0;
+	s->hdr.pad2 = 0;
+}
+
+/* COUNT verdict: a record of the bytes moved since the last one, at most
+ * every COUNT_ONLY_PERIOD_NS per direction. */
+static __always_inline void count_only(struct scratch *s, struct conn *c, __u8 dir, __u64 now)
+{
+	__u64 total = c->bytes[dir & 1], reported = c->reported[dir & 1];
+
+	if (now - c->last_report[dir & 1] < COUNT_ONLY_PERIOD_NS)
+		return;
+	c->last_report[dir & 1] = now;
+	c->reported[dir & 1] = total;
+	s->hdr.offset = reported;
+	s->hdr.len = total - reported;
+	s->hdr.copied = 0;
+	s->hdr.flags = MR_NET_COUNT_ONLY | MR_NET_NO_PAYLOAD;
+	send_record(s, 0);
+}
+
+/* The checks go cheapest and most selective first: every socket read and
+ * write of the machine (the traced server's clients too) runs this. */
+static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now, cookie, offset;
+	__u32 zero = 0, want, copied;
+	bool buffered;
+	struct scratch *s;
+	struct conn *c;
+	__u8 *verdict;
+
+	if (ret <= 0 || !wanted(id >> 32) || (bpf_get_current_task_btf()->flags & PF_KTHREAD) || !is_tcp(sk))
+		return;
+	now = bpf_ktime_get_ns();
+	cookie = bpf_get_socket_cookie(sk);
+	c = data_conn(sk, cookie, id >> 32);
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!c || !s)
+		return;
+	offset = __sync_fetch_and_add(&c->bytes[dir & 1], (__u64)ret);
+	fill_header(s, cookie, c, dir, id, now);
+	verdict = bpf_map_lookup_elem(&verdicts, &cookie);
+	if (verdict && *verdict == MR_NET_COUNT) {
+		count_only(s, c, dir, now);
+		return;
+	}
+	want = (__u32)ret < payload_max ? (__u32)ret : payload_max;
+	copied = copy_payload(s, want, &buffered);
+	s->hdr.offset = offset;
+	s->hdr.len = ret;
+	s->hdr.copied = copied;
+	s->hdr.flags = copied == 0 ? MR_NET_NO_PAYLOAD : (copied < (__u32)ret ? MR_NET_TRUNCATED : 0);
+	if (buffered && copied == 0)
+		__sync_fetch_and_add(&counters.unreadable, 1);
+	else if (copied < (__u32)ret)
+		__sync_fetch_and_add(&counters.truncated, 1); /* at the limit, or past MAX_IOV buffers */
+	send_record(s, copied);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
+{
+	on_data(sk, ret, MR_NET_EGRESS);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
+{
+	if (!(flags & MSG_PEEK))
+		on_data(sk, ret, MR_NET_INGRESS);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,160 @@
+-- script_tracer.lua - the network tracer inside one agent script: it reads
+-- the agent's network streams (connection events, and the variable-size
+-- records of the bytes moved), runs them through net/tracer.lua, and hands
+-- what comes out to the script as batches of plain tables: connection events
+-- on the "connection" stream, exchanges on their protocol's stream ("http").
+-- Each script that subscribes has its own (scripts share no Lua state); the
+-- kernel's verdicts are the same in every one, since every tracer classifies
+-- a connection from the same bytes.
+local bit = require("bit")
+local rt = require("moonrover.rt")
+local container_id = require("moonrover.net.container_id")
+local protocol_list = require("moonrover.net.protocol_list")
+local tracer = require("moonrover.net.tracer")
+
+local ffi, lib = rt.ffi, rt.lib
+local band = bit.band
+
+local _M = {}
+local mt = { __index = _M }
+
+local HEADER = ffi.sizeof("struct mr_net_data")
+local data_ptr = ffi.typeof("struct mr_net_data *")
+local size_ptr = ffi.typeof("uint32_t *")
+
+-- The streams a script may subscribe to: connection events, then one per
+-- protocol parsed.
+function _M.streams()
+  local names = { "connection" }
+  for _, p in ipairs(protocol_list.modules()) do
+    names[#names + 1] = p.name
+  end
+  return names
+end
+
+-- The tracer's counts published as the script's metrics, every second:
+-- stats() field, metric, help, kind.
+local PUBLISHED = {
+  { "exchanges", "moonrover_net_exchanges_total", "Exchanges the network tracer completed", "counter" },
+  { "gaps", "moonrover_net_gaps_total", "Bytes lost to a parser (a record lost in the kernel): it resynchronised",
+    "counter" },
+  { "unclassified", "moonrover_net_unclassified_connections_total",
+    "Connections whose first bytes no protocol recognised: only their bytes are counted", "counter" },
+  { "held_too_long", "moonrover_net_exchanges_without_addresses_total",
+    "Exchanges handed on before their connection's addresses were known", "counter" },
+  { "evicted", "moonrover_net_connections_evicted_total",
+    "Connections the tracer forgot, the least recently used, to stay under its limit", "counter" },
+  { "connections", "moonrover_net_connections", "Connections the tracer follows", "gauge" },
+}
+local PUBLISH_NS = 1e9
+
+-- opts: set_verdict(conn, verdict); registry (the agent's metrics API: the
+-- tracer's counts, labelled script = opts.script, and the container-id
+-- resolver's); state (what state() returned in the script's previous
+-- version). deliver(stream_name, list) gets each batch.
+function _M.new(opts, deliver)
+  local state = opts.state or {}
+  -- Exchanges are made and dropped by the hundred thousand a second: a
+  -- collector that waits for the heap to double lags far behind.
+  collectgarbage("setpause", 110)
+  collectgarbage("setstepmul", 400)
+  local self = setmetatable({ deliver = deliver, out = {}, published = state.published or {}, next_publish = 0 },
+    mt)
+  self.series = {}
+  for i, p in ipairs(PUBLISHED) do
+    self.series[i] = opts.registry[p[4]](p[2], p[3], { script = opts.script })
+  end
+  local resolver = container_id.new({ registry = opts.registry })
+  self.tracer = tracer.new({
+    protocols = protocol_list.modules(),
+    set_verdict = opts.set_verdict,
+    container_id = function(pid)
+      return (resolver:lookup(pid, tonumber(lib.mr_sys_monotonic_ns())))
+    end,
+    on_exchange = function(ex)
+      self:queue(ex.protocol, ex)
+    end,
+    on_conn_event = function(ev)
+      self:queue("connection", ev)
+    end,
+  }, state.tracer)
+  return self
+end
+
+function _M:queue(stream, item)
+  local list = self.out[stream]
+  if not list then
+    list = {}
+    self.out[stream] = list
+  end
+  list[#list + 1] = item
+end
+
+-- Hands what the tracer completed to the script, one batch per stream.
+function _M:flush()
+  local out = self.out
+  if next(out) == nil then
+    return
+  end
+  self.out = {}
+  for stream, list in pairs(out) do
+    self.deliver(stream, list)
+  end
+end
+
+-- A batch of the agent's stream (MR_STREAM_TCP: n struct mr_tcp_event at
+-- addr; MR_STREAM_NET: n records, each after its 8-byte size prefix).
+function _M:feed(stream, addr, n)
+  local t = self.tracer
+  if stream == lib.MR_STREAM_TCP then
+    local events = ffi.cast("struct mr_tcp_event *", addr)
+    for i = 0, n - 1 do
+      t:on_tcp_event(events[i])
+    end
+  else
+    local base, at = ffi.cast("uint8_t *", addr), 0
+    for _ = 1, n do
+      local size = ffi.cast(size_ptr, base + at)[0]
+      local record = base + at + 8
+      t:on_data(ffi.cast(data_ptr, record), record + HEADER)
+      at = at + band(8 + size + 7, -8)
+    end
+  end
+  self:flush()
+end
+
+-- Brings the tracer's metrics up to date (counters grow by what the counts
+-- grew since the last time, in this version or the one before).
+function _M:publish()
+  local stats, done = self.tracer:stats(), self.published
+  for i, p in ipairs(PUBLISHED) do
+    local v = stats[p[1]] or 0
+    if p[4] == "gauge" then
+      self.series[i]:set(v)
+    elseif v > (done[p[1]] or 0) then
+      self.series[i]:add(v - (done[p[1]] or 0))
+    end
+    done[p[1]] = v
+  end
+end
+
+-- Time passes: exchanges ended by silence, closes, progress events.
+function _M:tick(now_ns)
+  self.tracer:tick(now_ns)
+  self:flush()
+  if now_ns >= self.next_publish then
+    self.next_publish = now_ns + PUBLISH_NS
+    self:publish()
+  end
+end
+
+function _M:state()
+  self:publish()
+  return { tracer = self.tracer:state(), published = self.published }
+end
+
+function _M:stats()
+  return self.tracer:stats()
+end
+
+return _M

@@ -1,0 +1,220 @@
+-- net_tracer_spec.lua - the tracer on replayed records (plain tables with
+-- the fields of struct mr_tcp_event and struct mr_net_data) and a small
+-- protocol made up for the spec: a request is a record starting with "Q", a
+-- response one starting with "A"; each response ends the oldest request.
+local ffi = require("ffi")
+local tracer = require("moonrover.net.tracer")
+
+local INGRESS, EGRESS = 0, 1
+local CONNECT, ACCEPT, FOUND, CLOSE = 1, 3, 4, 5
+
+local qa = { name = "qa" }
+function qa.detect(ptr, len, is_request)
+  return len > 0 and ptr[0] == (is_request and 81 or 65)
+end
+function qa.new_state()
+  return { pending = {}, gaps = 0 }
+end
+function qa.on_data(state, is_request, ptr, copied, total, ts, emit)
+  if is_request and copied > 0 and ptr[0] == 81 then
+    state.pending[#state.pending + 1] = { protocol = "qa", request_start_ns = ts, request_bytes = total }
+  elseif not is_request and copied > 0 and ptr[0] == 65 and #state.pending > 0 then
+    local ex = table.remove(state.pending, 1)
+    ex.status, ex.response_start_ns, ex.response_end_ns, ex.response_bytes = 200, ts, ts, total
+    emit(ex)
+  end
+end
+function qa.on_gap(state)
+  state.gaps = state.gaps + 1
+end
+function qa.on_close(state, _, emit)
+  for _, ex in ipairs(state.pending) do
+    ex.status, ex.error = 0, "no response"
+    emit(ex)
+  end
+  state.pending = {}
+end
+
+local function addr(a, b, c, d)
+  return { [0] = a, b, c, d }
+end
+
+local function event(kind, conn, fields)
+  local e = { kind = kind, conn = conn, ts_ns = 1000, pid = 42, comm = "app", role = 1, family = 2,
+    local_addr = addr(10, 0, 0, 1), remote_addr = addr(10, 0, 0, 2), local_port = 40000, remote_port = 80,
+    duration_ns = 250000, bytes_sent = 0, bytes_received = 0, retransmits = 0 }
+  for k, v in pairs(fields or {}) do
+    e[k] = v
+  end
+  return e
+end
+
+-- A data record and its payload pointer (the text kept alive in holder).
+local holder = {}
+local function data(conn, direction, text, fields)
+  holder[#holder + 1] = text
+  local r = { conn = conn, direction = direction, ts_ns = 2000, pid = 42, role = 1, len = #text, copied = #text,
+    offset = 0, flags = 0 }
+  for k, v in pairs(fields or {}) do
+    r[k] = v
+  end
+  return r, ffi.cast("const uint8_t *", text)
+end
+
+local function new_tracer(opts)
+  local got = { exchanges = {}, events = {}, verdicts = {} }
+  local o = {
+    protocols = { qa },
+    on_exchange = function(ex) got.exchanges[#got.exchanges + 1] = ex end,
+    on_conn_event = function(ev) got.events[#got.events + 1] = ev end,
+    set_verdict = function(conn, v) got.verdicts[conn] = v end,
+  }
+  for k, v in pairs(opts or {}) do
+    o[k] = v
+  end
+  return tracer.new(o), got
+end
+
+describe("the network tracer", function()
+  it("pairs a client's request and response into one exchange with the connection's facts", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 7))
+    t:on_data(data(7, EGRESS, "Q1", { ts_ns = 5000 }))
+    t:on_data(data(7, INGRESS, "A1", { ts_ns = 9000, offset = 0 }))
+    assert.equal(1, #got.exchanges)
+    local ex = got.exchanges[1]
+    assert.same({ "client", 42, "app", "10.0.0.1:40000", "10.0.0.2:80", 4000, 7 },
+      { ex.role, ex.pid, ex.comm, ex["local"], ex.remote, ex.duration_ns, ex.conn })
+    assert.equal("connect", got.events[1].kind)
+    assert.equal(250000, got.events[1].connect_ns)
+  end)
+
+  it("reads requests on a server's connection and answers on its writes", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(ACCEPT, 8, { role = 2 }))
+    t:on_data(data(8, INGRESS, "Q", { role = 2 }))
+    t:on_data(data(8, EGRESS, "A", { role = 2 }))
+    assert.equal("server", got.exchanges[1].role)
+  end)
+
+  it("tells the role of a connection first seen mid-stream from what its bytes are", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(FOUND, 9, { role = 0 }))
+    t:on_data(data(9, INGRESS, "Q", { role = 0 }))
+    t:on_data(data(9, EGRESS, "A", { role = 0 }))
+    assert.equal("server", got.exchanges[1].role)
+  end)
+
+  it("holds an exchange until the connection's addresses arrive, or a second at most", function()
+    local t, got = new_tracer()
+    t:on_data(data(10, EGRESS, "Q"))
+    t:on_data(data(10, INGRESS, "A"))
+    assert.equal(0, #got.exchanges)
+    t:on_tcp_event(event(CONNECT, 10))
+    assert.equal("10.0.0.2:80", got.exchanges[1].remote)
+    t:on_data(data(11, EGRESS, "Q", { ts_ns = 1e9 }))
+    t:on_data(data(11, INGRESS, "A", { ts_ns = 1e9 }))
+    t:tick(1.5e9, true)
+    assert.equal(1, #got.exchanges)
+    t:tick(2.1e9, true)
+    assert.equal(2, #got.exchanges)
+    assert.is_nil(got.exchanges[2].remote)
+    assert.equal(1, t:stats().held_too_long)
+  end)
+
+  it("leaves a connection no protocol knows to byte counting in the kernel", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 12))
+    for i = 1, 4 do
+      t:on_data(data(12, EGRESS, "zz", { offset = (i - 1) * 4 }))
+      t:on_data(data(12, EGRESS, "zz", { offset = (i - 1) * 4 + 2 }))
+      assert.same({}, got.verdicts)
+      t:on_data(data(12, INGRESS, "zz", { offset = (i - 1) * 2 }))
+    end
+    assert.same({ [12] = 1 }, got.verdicts)
+    assert.equal(1, t:stats().unclassified)
+    t:on_data(data(12, EGRESS, "", { len = 1000, copied = 0, flags = 4, offset = 16 }))
+    t:on_tcp_event(event(CLOSE, 12, { bytes_sent = 500 }))
+    t:tick(1e9, true)
+    local close = got.events[#got.events]
+    assert.same({ "close", 1016 }, { close.kind, close.bytes_sent })
+  end)
+
+  it("leaves a one-way stream no protocol knows to byte counting after 64 records", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 18))
+    for i = 1, 63 do
+      t:on_data(data(18, INGRESS, "zz", { offset = (i - 1) * 2 }))
+    end
+    assert.same({}, got.verdicts)
+    t:on_data(data(18, INGRESS, "zz", { offset = 126 }))
+    assert.same({ [18] = 1 }, got.verdicts)
+  end)
+
+  it("tells the parser about bytes it lost", function()
+    local t = new_tracer()
+    t:on_tcp_event(event(CONNECT, 13))
+    t:on_data(data(13, EGRESS, "Q", { offset = 0 }))
+    t:on_data(data(13, EGRESS, "Q", { offset = 50 }))
+    assert.equal(1, t:stats().gaps)
+  end)
+
+  it("closes a connection once the data stream has passed its close, ending what is pending", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 14))
+    t:on_data(data(14, EGRESS, "Q"))
+    t:on_tcp_event(event(CLOSE, 14, { ts_ns = 3000, bytes_sent = 1, bytes_received = 0 }))
+    -- data came since the last tick: more may be queued, written before the close
+    t:tick(3000 + 100e6)
+    assert.equal(0, #got.exchanges)
+    -- none since: the queue has caught up
+    t:tick(3000 + 300e6)
+    assert.same({ "no response", 0 }, { got.exchanges[1].error, got.exchanges[1].status })
+    assert.equal("close", got.events[#got.events].kind)
+    assert.equal(0, t:stats().connections)
+  end)
+
+  it("keeps a connection's addresses when its close event no longer has the local port", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 17))
+    t:on_data(data(17, EGRESS, "Q"))
+    t:on_tcp_event(event(CLOSE, 17, { local_port = 0 }))
+    t:on_data(data(17, INGRESS, "A"))
+    assert.equal("10.0.0.1:40000", got.exchanges[1]["local"])
+  end)
+
+  it("keeps at most max_connections, evicting the least recently seen", function()
+    local t = new_tracer({ max_connections = 10 })
+    for id = 1, 11 do
+      t:on_tcp_event(event(CONNECT, id, { ts_ns = id }))
+    end
+    assert.equal(1, t:stats().evicted)
+    assert.equal(10, t:stats().connections)
+  end)
+
+  it("reports the byte totals of every open connection each progress period, idle ones too", function()
+    local t, got = new_tracer({ progress_ns = 5e9 })
+    t:on_tcp_event(event(CONNECT, 15))
+    t:on_data(data(15, EGRESS, "Q12345"))
+    t:tick(6e9, true)
+    local ev = got.events[#got.events]
+    assert.same({ "progress", 6, 0, 15 }, { ev.kind, ev.bytes_sent, ev.bytes_received, ev.conn })
+    local before = #got.events
+    t:tick(8e9, true)
+    assert.equal(before, #got.events) -- not a period yet
+    t:tick(12e9, true)
+    assert.same({ "progress", 6 }, { got.events[before + 1].kind, got.events[before + 1].bytes_sent })
+  end)
+
+  it("hands its connections and their parsers' state to a new tracer (a hot reload)", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 16))
+    t:on_data(data(16, EGRESS, "Q"))
+    local state = t:state()
+    local t2 = tracer.new({ protocols = { qa }, on_exchange = function(ex) got.exchanges[#got.exchanges + 1] = ex end },
+      state)
+    t2:on_data(data(16, INGRESS, "A"))
+    assert.equal(1, #got.exchanges)
+    assert.equal("10.0.0.2:80", got.exchanges[1].remote)
+  end)
+end)
