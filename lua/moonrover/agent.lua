@@ -33,10 +33,11 @@ end
 -- The network streams (plain tables made by net/script_tracer.lua): which
 -- ones, and this script's tracer once it subscribed to one.
 local NETWORK_STREAMS = {}
-for _, name in ipairs(require("moonrover.net.script_tracer").streams()) do
+local network_names = require("moonrover.net.script_tracer").streams()
+for _, name in ipairs(network_names) do
   NETWORK_STREAMS[name] = true
 end
-local STREAM_NAMES = "process, bench, " .. table.concat(require("moonrover.net.script_tracer").streams(), ", ")
+local STREAM_NAMES = "process, bench, " .. table.concat(network_names, ", ")
 local NET_TICK_S = 0.1
 local network
 local start_network

@@ -148,6 +148,13 @@ describe("the network tracer in moonrover agent: coroot's series (end to end)", 
     assert.equal(8, agent:metric("container_http_inbound_requests_duration_seconds_total_count" ..
       labels({ container_id = server.id })))
     assert.equal(0, agent:metric("moonrover_net_metrics_series_dropped_total"))
+    -- the agent's own counts (the machine's other traffic is traced too:
+    -- at least what this case sent), published once a second
+    assert.is_truthy(agent_run.wait_for(function()
+      return (agent:metric('moonrover_net_exchanges_total{script="network"}') or 0) >= 16
+    end, WAIT_S), report(agent, { "moonrover_net_" }))
+    assert.is_true(agent:metric("moonrover_net_records_total") >= 32)
+    assert.is_not_nil(agent:metric('moonrover_net_connections{script="network"}'))
 
     server:stop(nginx.pid)
     assert.is_truthy(agent_run.wait_for(function() return agent:metric(listen) == 0 end, WAIT_S),

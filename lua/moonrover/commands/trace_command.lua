@@ -7,6 +7,7 @@
 local args = require("moonrover.lib.args")
 local output_file = require("moonrover.output_file")
 local pid_list = require("moonrover.pid_list")
+local protocol_list = require("moonrover.net.protocol_list")
 local rt = require("moonrover.rt")
 local source = require("moonrover.net.source")
 local trace_output = require("moonrover.net.trace_output")
@@ -20,23 +21,15 @@ local _M = {
     "exchange when its response ends. Ctrl-C stops; a summary goes to standard error.",
 }
 
--- The protocols the tracer can parse, by name, in the order they are tried.
-local PROTOCOLS = { { name = "http", module = "moonrover.net.protocols.http1" } }
 local EXIT_FAILED, EXIT_USAGE = 1, 2
 
 -- The protocol modules named in text ("http,..."), or nil and why.
 local function protocol_modules(text)
-  local chosen, known = {}, {}
-  for _, p in ipairs(PROTOCOLS) do
-    known[p.name] = p.module
-  end
+  local names = {}
   for name in text:gmatch("[^,]+") do
-    if not known[name] then
-      return nil, "unknown protocol '" .. name .. "' (known: http)"
-    end
-    chosen[#chosen + 1] = require(known[name])
+    names[#names + 1] = name
   end
-  return chosen
+  return protocol_list.modules(names)
 end
 
 _M.options = {

@@ -6,29 +6,22 @@
 -- Each script that subscribes has its own (scripts share no Lua state); the
 -- kernel's verdicts are the same in every one, since every tracer classifies
 -- a connection from the same bytes.
-local bit = require("bit")
 local rt = require("moonrover.rt")
 local container_id = require("moonrover.net.container_id")
 local protocol_list = require("moonrover.net.protocol_list")
 local tracer = require("moonrover.net.tracer")
 
 local ffi, lib = rt.ffi, rt.lib
-local band = bit.band
 
 local _M = {}
 local mt = { __index = _M }
 
-local HEADER = ffi.sizeof("struct mr_net_data")
-local data_ptr = ffi.typeof("struct mr_net_data *")
-local size_ptr = ffi.typeof("uint32_t *")
 
 -- The streams a script may subscribe to: connection events, then one per
 -- protocol parsed.
 function _M.streams()
-  local names = { "connection" }
-  for _, p in ipairs(protocol_list.modules()) do
-    names[#names + 1] = p.name
-  end
+  local names = protocol_list.names()
+  table.insert(names, 1, "connection")
   return names
 end
 
@@ -119,13 +112,7 @@ function _M:feed(stream, addr, n)
       t:on_tcp_event(events[i])
     end
   else
-    local base, at = ffi.cast("uint8_t *", addr), 0
-    for _ = 1, n do
-      local size = ffi.cast(size_ptr, base + at)[0]
-      local record = base + at + 8
-      t:on_data(ffi.cast(data_ptr, record), record + HEADER)
-      at = at + band(8 + size + 7, -8)
-    end
+    t:on_data_run(ffi.cast("uint8_t *", addr), n)
   end
   self:flush()
 end

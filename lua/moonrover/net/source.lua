@@ -4,7 +4,6 @@
 -- hands over at most a given number of records per queue, so that a caller
 -- keeps its clock (ticks, its deadline, signals) under a load it cannot
 -- keep up with: the queues then fill and drop, and count it.
-local bit = require("bit")
 local rt = require("moonrover.rt")
 
 local _M = {}
@@ -35,7 +34,6 @@ function _M.open(opts)
   self.tcp = ffi.cast("struct mr_tcp_event *", lib.mr_data_plane_storage(d, lib.MR_STREAM_TCP))
   self.bytes = ffi.cast("uint8_t *", lib.mr_data_plane_storage(d, lib.MR_STREAM_NET))
   self.index, self.offset, self.run = ffi.new("uint32_t[1]"), ffi.new("uint32_t[1]"), ffi.new("uint32_t[1]")
-  self.header = ffi.sizeof("struct mr_net_data")
   return self
 end
 
@@ -67,18 +65,12 @@ local function drain_events(self, tracer, limit)
 end
 
 local function drain_data(self, tracer, limit)
-  local ffi, lib, total = rt.ffi, rt.lib, 0
+  local lib, total = rt.lib, 0
   local n
   repeat
     n = lib.mr_data_plane_peek_bytes(self.d, lib.MR_STREAM_NET, math.min(RUN_MAX, limit - total), self.offset,
       self.run)
-    local at = self.offset[0]
-    for _ = 1, n do
-      local size = ffi.cast("uint32_t *", self.bytes + at)[0]
-      local record = self.bytes + at + 8
-      tracer:on_data(ffi.cast("struct mr_net_data *", record), record + self.header)
-      at = at + bit.band(8 + size + 7, -8)
-    end
+    tracer:on_data_run(self.bytes + self.offset[0], n)
     lib.mr_data_plane_release_bytes(self.d, lib.MR_STREAM_NET, n, self.run[0])
     total = total + n
   until n == 0 or total >= limit

@@ -344,6 +344,27 @@ function _M:on_data(r, ptr)
   end
 end
 
+-- The record types, looked up at first use: the runtime declares them, and
+-- the specs that replay plain tables never load it.
+local record_ptr, size_ptr, header_bytes
+
+-- A run of n records of the net stream at base (a uint8_t *): each after an
+-- 8-byte prefix holding its size, the next prefix at its end rounded up to 8
+-- (see mr_data_plane_peek_bytes).
+function _M:on_data_run(base, n)
+  if not record_ptr then
+    record_ptr, size_ptr = ffi.typeof("struct mr_net_data *"), ffi.typeof("uint32_t *")
+    header_bytes = ffi.sizeof("struct mr_net_data")
+  end
+  local at = 0
+  for _ = 1, n do
+    local size = ffi.cast(size_ptr, base + at)[0]
+    local record = base + at + 8
+    self:on_data(ffi.cast(record_ptr, record), record + header_bytes)
+    at = at + bit.band(8 + size + 7, -8)
+  end
+end
+
 -- Ends a connection: closed (after its grace) or evicted.
 function finish(self, conn)
   local p = conn.proto and self.protocols[conn.proto]
