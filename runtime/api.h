@@ -476,6 +476,51 @@ int32_t mr_regex_match(const mr_regex *r, const char *s, int32_t *groups, uint32
 		       size_t errlen);
 void mr_regex_free(mr_regex *r);
 
+/* ----------------------------------------------------------- HTTP/1 heads */
+
+/* One scan of an HTTP/1 head for lua/moonrover/net/protocols/http1.lua
+ * (runtime/base/http1_scan.c), so that the per-message path runs no short
+ * Lua loops (LuaJIT compiles those poorly). These functions never read at or
+ * past n, never allocate, never lock and never fail: rt.lua calls them
+ * without the script bracket (rt.lock_free). Indexes are into p. */
+enum {
+	MR_HTTP1_INCOMPLETE = -1, /* the head's end is not in p[0..n) */
+	MR_HTTP1_MALFORMED = -2   /* a line that starts with CR is not "CR LF" */
+};
+/* The trace headers a request's head is searched for, in the order
+ * net/protocols/trace_context.lua prefers them. */
+enum {
+	MR_HTTP1_SW8 = 0,
+	MR_HTTP1_TRACEPARENT = 1,
+	MR_HTTP1_B3 = 2,
+	MR_HTTP1_X_B3_TRACEID = 3,
+	MR_HTTP1_TRACES = 4
+};
+struct mr_http1_head {
+	int64_t length;   /* Content-Length: -1 none, -2 not 1 to 15 digits, or two that differ */
+	int32_t end;      /* the index after the blank line, or MR_HTTP1_INCOMPLETE / _MALFORMED */
+	int32_t line_end; /* the start line's LF; -1 when not in p[0..n) */
+	int32_t coding;   /* the last Transfer-Encoding: 0 none, 1 its last coding is chunked, 2 other */
+	int32_t host;     /* the last Host value (requests): its start, -1 when none */
+	int32_t host_end; /* and its end */
+	int32_t trace[4]; /* each trace header's first value (requests): its start, -1 when none */
+	int32_t trace_end[4];
+	int32_t trace_next[4]; /* the index of the line after that header */
+};
+/* Scans the head whose start line's rest begins at p[from] (a request's
+ * target, a response's status code) with n bytes visible at p: the line ends
+ * up to the blank line, and the headers a request (is_request != 0) or a
+ * response is read for, in the lines that end before n. Values are without
+ * the line's CR and the blanks (SP, HT) around them. */
+void mr_http1_scan_head(const uint8_t *p, int32_t from, int32_t n, int32_t is_request,
+			struct mr_http1_head *h);
+/* The next header line named trace (MR_HTTP1_SW8...) from the line that
+ * starts at p[from] up to the blank line: sets h->trace[trace] (-1 when there
+ * is none), its trace_end and trace_next, and returns h->trace[trace]. */
+int32_t mr_http1_scan_next(const uint8_t *p, int32_t from, int32_t n, int32_t trace, struct mr_http1_head *h);
+/* The index of the first LF in p[from..n), or n. */
+int32_t mr_http1_scan_line_end(const uint8_t *p, int32_t from, int32_t n);
+
 /* ---------------------------------------------------------------- protocol */
 
 /* protoc's descriptor set of proto/skywalking (the SkyWalking v3 messages),

@@ -4,7 +4,7 @@
 set(MR_SUBSYSTEMS base system kernel elf symbols proc profile pprof profiler dataplane script_host agent
     metrics transport)
 
-set(MR_SOURCES_base byte_queue.c file_read.c grow_array.c guarded_buffer.c hash_index.c host_port.c intern.c log.c
+set(MR_SOURCES_base byte_queue.c file_read.c grow_array.c guarded_buffer.c hash_index.c host_port.c http1_scan.c intern.c log.c
     output_file.c pid_file.c pid_table.c regex.c safe_path.c spsc_queue.c string_map.c text_file.c thread.c)
 set(MR_SOURCES_system clock.c network_identity.c signals.c uuid.c version.c)
 set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)

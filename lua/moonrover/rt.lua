@@ -24,6 +24,7 @@ local function bracketed(clib, begin, finish)
     __index = function(t, name)
       local v = clib[name]
       if type(v) ~= "cdata" then
+        rawset(t, name, v) -- a constant: looked up once
         return v
       end
       local f = function(...)
@@ -65,6 +66,23 @@ setmetatable(_M, {
     end
   end,
 })
+
+-- The runtime functions a script may call without the bracket: pure scans
+-- that read memory given to them and write only their output, and never
+-- lock, allocate, block or fail (api.h says so of each). The bracket's cost,
+-- a pcall and varargs per call, keeps LuaJIT from compiling the code around
+-- a call; these sit on the per-message path of the network tracer.
+local LOCK_FREE = { mr_http1_scan_head = true, mr_http1_scan_next = true, mr_http1_scan_line_end = true }
+
+-- rt.lock_free(name): the runtime function name, unbracketed; an error for a
+-- name not in LOCK_FREE.
+function _M.lock_free(name)
+  if not LOCK_FREE[name] then
+    error("rt.lock_free: " .. tostring(name) .. " is not a lock-free runtime function", 2)
+  end
+  local _ = _M.lib
+  return raw[name]
+end
 
 -- clib (a library from ffi.load) as Lua code here may call it: bracketed in
 -- an agent script's state, clib itself elsewhere (without loading the runtime).

@@ -4,7 +4,8 @@
 -- on one connection; then a chunked response in four records, and a 1 MiB
 -- response in 4096-byte copies. Reports ns of Lua per exchange (CPU time,
 -- best of ROUNDS), emit included (it counts).
---   usage (from the repo root): luajit scripts/bench/http1_parse.lua [EXCHANGES] [ROUNDS]
+--   usage (from the repo root, the parser calls the runtime library):
+--   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/http1_parse.lua [EXCHANGES] [ROUNDS]
 package.path = "lua/?.lua;" .. package.path
 local ffi = require("ffi")
 local http1 = require("moonrover.net.protocols.http1")

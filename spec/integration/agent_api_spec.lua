@@ -53,7 +53,7 @@ local fake_lib = setmetatable({
 local function load_agent(imported, config)
   calls, metric_result, guarded = {}, 7, 0
   package.loaded["moonrover.agent"] = nil
-  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call,
+  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call, lock_free = real.lock_free,
     guard = function(clib)
       guarded = guarded + 1
       return real.guard(clib)

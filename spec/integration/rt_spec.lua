@@ -31,3 +31,19 @@ describe("rt.guard", function()
     assert.has_error(function() guarded.yaml_parser_initialize("not a parser") end)
   end)
 end)
+
+describe("rt.lib in a script's state", function()
+  after_each(function()
+    package.loaded["moonrover.script_context"] = nil
+    package.loaded["moonrover.rt"] = nil
+  end)
+
+  it("looks each constant up once", function()
+    package.loaded["moonrover.rt"] = nil
+    package.loaded["moonrover.script_context"] = { name = "spec" }
+    local lib = require("moonrover.rt").lib
+    assert.is_nil(rawget(lib, "MR_STREAM_TCP"))
+    local tcp = lib.MR_STREAM_TCP
+    assert.equal(tcp, rawget(lib, "MR_STREAM_TCP"))
+  end)
+end)

@@ -51,8 +51,12 @@ function _M.new(opts, deliver)
   -- collector that waits for the heap to double lags far behind.
   collectgarbage("setpause", 110)
   collectgarbage("setstepmul", 400)
-  local self = setmetatable({ deliver = deliver, out = {}, published = state.published or {}, next_publish = 0 },
-    mt)
+  local self = setmetatable({
+    deliver = deliver, names = _M.streams(), out = {}, published = state.published or {}, next_publish = 0,
+  }, mt)
+  for _, name in ipairs(self.names) do
+    self.out[name] = {}
+  end
   self.series = {}
   for i, p in ipairs(PUBLISHED) do
     self.series[i] = opts.registry[p[4]](p[2], p[3], { script = opts.script })
@@ -74,24 +78,27 @@ function _M.new(opts, deliver)
   return self
 end
 
+-- Batches by stream name: a list for each of the streams, always there,
+-- so that queueing takes no branch (a branch taken once per batch inside the
+-- compiled per-record loop makes LuaJIT try side traces it cannot compile).
 function _M:queue(stream, item)
   local list = self.out[stream]
-  if not list then
-    list = {}
-    self.out[stream] = list
-  end
   list[#list + 1] = item
 end
 
--- Hands what the tracer completed to the script, one batch per stream.
+-- Hands what the tracer completed to the script, one batch per stream that
+-- has items, in the order of _M.streams(): connection events first, so that
+-- a connection's opening comes before its exchanges. (A walk of the names,
+-- not pairs(), which LuaJIT 2.1 does not compile.)
 function _M:flush()
-  local out = self.out
-  if next(out) == nil then
-    return
-  end
-  self.out = {}
-  for stream, list in pairs(out) do
-    self.deliver(stream, list)
+  local out, names = self.out, self.names
+  for k = 1, #names do
+    local name = names[k]
+    local list = out[name]
+    if #list > 0 then
+      out[name] = {}
+      self.deliver(name, list)
+    end
   end
 end
 

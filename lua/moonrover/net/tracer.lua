@@ -62,11 +62,11 @@ local DEFAULTS = { max_connections = 65536, idle_ns = 500e6, progress_ns = 5e9 }
 -- container_id(pid) (optional), max_connections, idle_ns, progress_ns.
 -- from: an earlier tracer's state().
 function _M.new(opts, from)
-  -- The parsers' head scanner is a short loop inside long traces. With
-  -- LuaJIT's default (a loop is compiled after 56 turns) the outer traces
-  -- often abort on it first until they are blacklisted, and one run in two
-  -- parsed at 2.7 us per exchange instead of 1.0; compiling loops after 8
-  -- turns makes the inner one compile first. It applies to this Lua state.
+  -- Short loops inside long traces (chunked bodies, the parsers' slow
+  -- paths): with LuaJIT's default (a loop is compiled after 56 turns) the
+  -- outer traces abort on them first until they are blacklisted; compiling
+  -- loops after 8 turns makes the inner ones compile first (HTTP heads, once
+  -- such a loop, are scanned in C now). It applies to this Lua state.
   jit.opt.start("hotloop=8")
   local self = setmetatable({ opts = opts, protocols = {}, protocol_list = opts.protocols or {} }, mt)
   for k, v in pairs(DEFAULTS) do

@@ -3,7 +3,7 @@
 -- into exchanges, a request and its response each. It has the interface of
 -- every module of lua/moonrover/net/protocols/ (name, detect, new_state,
 -- on_data, on_gap, on_idle, on_close) and emits the tracer's exchange
--- tables; nothing in it is compiled or needs the runtime.
+-- tables. Of the runtime it calls only the lock-free head scan (below).
 --
 -- What is recognised
 -- - A request starts with one of GET POST PUT DELETE HEAD OPTIONS PATCH
@@ -90,12 +90,15 @@
 --   survives serialization across a reload). Never raises; never reads a
 --   byte at or past `copied` (spec/integration/http1_fuzz_spec.lua checks
 --   it on guarded memory).
--- - Speed: a head in one record is parsed with one loop over its line ends,
---   eight bytes at a time; LuaJIT compiles the code between short loops
---   poorly, so start lines and header names are checked with word compares
---   (scripts/bench/http1_parse.lua measures it).
+-- - Speed: the per-message path runs no Lua loop. A head's line ends and
+--   the headers read are found by one call of the runtime's
+--   mr_http1_scan_head (runtime/base/http1_scan.c, through rt.lock_free):
+--   LuaJIT never compiles a loop of a few iterations left from inside, and
+--   every trace that reaches one aborts. Start lines are checked here with
+--   word compares (scripts/bench/http1_parse.lua measures it).
 local ffi = require("ffi")
 local bit = require("bit")
+local rt = require("moonrover.rt")
 local trace_context = require("moonrover.net.protocols.trace_context")
 local exchange = require("moonrover.net.exchange")
 
@@ -103,7 +106,7 @@ local _M = {}
 
 _M.name = "http"
 
-local bor, band, bnot, bxor, rshift = bit.bor, bit.band, bit.bnot, bit.bxor, bit.rshift
+local band = bit.band
 local byte = string.byte
 local cast, ffi_string = ffi.cast, ffi.string
 local remove, concat = table.remove, table.concat
@@ -116,9 +119,8 @@ local TARGET_MAX = 1024
 local HOST_MAX = 256
 local TRACE_VALUE_MAX = 512
 local PENDING_MAX = 64
-local CL_MAX_DIGITS = 15
 
-local HT, LF, CR, SP, COLON, DIGIT0, DIGIT9 = 9, 10, 13, 32, 58, 48, 57
+local HT, LF, CR, SP, DIGIT0, DIGIT9 = 9, 10, 13, 32, 48, 57
 
 -- Direction modes.
 local START = 0 -- a message starts at the next byte
@@ -181,30 +183,7 @@ end
 local function load8(p, i)
   return cast(u64p, p + i)[0]
 end
-local CASE = word(("\32"):rep(8)) -- or-ed into letters: lowercase
-local ONES = word(("\1"):rep(8))
-local HIGHS = word(("\128"):rep(8))
-local LF8 = word(("\10"):rep(8))
 local HTTP1_WORD, HTTP1_MASK = word("HTTP/1."), low_bytes(7)
-
--- A word x has a zero byte when (x - ONES) & ~x & HIGHS (its flags) is not
--- zero. The lowest flag marks the first zero byte: on a little-endian
--- machine, the lowest in memory; a flag above it may be false (a byte 0x01
--- right above the zero byte), so a byte found that way is checked. Words
--- are used only on little-endian machines (LuaJIT's usual ones).
-local WORDS = ffi.abi("le")
--- The index of the byte that the lowest flag of t marks: isolate that flag,
--- move it to the byte's lowest bit, and let a multiplication put the index
--- in the top byte.
-local BYTE_INDEX = 0x0001020304050607ULL
-local function first_flag(t)
-  return tonumber(rshift(rshift(band(t, -t), 7) * BYTE_INDEX, 56))
-end
--- FROM_BYTE[k]: the flags of bytes k to 7.
-local FROM_BYTE = {}
-for k = 0, 7 do
-  FROM_BYTE[k] = word(("\0"):rep(k) .. ("\128"):rep(8 - k))
-end
 
 -- Requests by their first four bytes: the method, and the word of the
 -- method and its space with the mask of their bytes.
@@ -215,36 +194,14 @@ for _, m in ipairs(METHOD_NAMES) do
   METHODS_BY_WORD[cast(u32p, b)[0]] = { name = m, len = #m, word = word(m .. " "), mask = low_bytes(#m + 1) }
 end
 
--- Header kinds, and the names worth reading by their first letter
--- (lowercase): each with its length, words and, when another name has the
--- same first letter, that one as alt.
-local H_HOST, H_LENGTH, H_CODING, H_TRACE = 1, 2, 3, 4
-local function header_table(names)
-  local t = {}
-  for _, h in ipairs(names) do
-    local name, len = h[1], #h[1]
-    local first = byte(name)
-    local cand = {
-      name = name, kind = h[2], len = len,
-      w1 = word(name), m1 = low_bytes(len < 8 and len or 8), w2 = word(name:sub(len > 8 and len - 7 or 1)),
-    }
-    cand.alt = t[first]
-    t[first] = cand
-  end
-  return t
-end
-local REQUEST_HEADERS = header_table({
-  { "host", H_HOST }, { "content-length", H_LENGTH }, { "transfer-encoding", H_CODING },
-  { "sw8", H_TRACE }, { "traceparent", H_TRACE }, { "b3", H_TRACE }, { "x-b3-traceid", H_TRACE },
-})
-local RESPONSE_HEADERS = header_table({ { "content-length", H_LENGTH }, { "transfer-encoding", H_CODING } })
-local TRACE_RANK = {}
-for rank, name in ipairs(trace_context.HEADERS) do
-  TRACE_RANK[name] = rank
-end
-local NO_TRACE = #trace_context.HEADERS + 1
-
-local CHUNKED = "chunked"
+-- The head scan (runtime/base/http1_scan.c), its result, and the trace
+-- headers in the order of its indexes (trace_context's, best first).
+local scan_head = rt.lock_free("mr_http1_scan_head")
+local scan_next = rt.lock_free("mr_http1_scan_next")
+local scan_line_end = rt.lock_free("mr_http1_scan_line_end")
+local S = ffi.new("struct mr_http1_head")
+local TRACE_NAMES = trace_context.HEADERS
+assert(#TRACE_NAMES == rt.lib.MR_HTTP1_TRACES, "http1: trace_context.HEADERS and api.h's trace headers differ")
 
 -- What parse_head found, reused from head to head (Lua runs one call at a
 -- time); false for what it did not find. length: -1 none, -2 invalid.
@@ -253,23 +210,23 @@ local CHUNKED = "chunked"
 -- the table, at every store.
 local H = {
   method = false, target = false, version = false, status = false, host = false,
-  length = -1, coding = 0, trace_id = false, trace_header = false, trace_rank = 0,
+  length = -1, coding = 0, trace_id = false, trace_header = false,
 }
 
 local function reset_head()
   H.method, H.target, H.version, H.status, H.host = false, false, false, false, false
   H.length, H.coding = -1, 0
-  H.trace_id, H.trace_header, H.trace_rank = false, false, NO_TRACE
+  H.trace_id, H.trace_header = false, false
 end
 
 local function is_digit(c)
   return c >= DIGIT0 and c <= DIGIT9
 end
 
--- The hot path (a head in one record) runs a single loop per head, the scan
--- for line ends: LuaJIT compiles code between loops poorly, so the start
--- lines and header names are checked with words and no loop. The loops
--- below the "slow" marks run only near the end of what is visible.
+-- The hot path (a head in one record) runs no loop: the head scan finds the
+-- line ends and headers, and the start lines are checked with words. The
+-- loops below the "slow" marks run only near the end of what is visible,
+-- or for a trace header whose first value is not valid.
 
 -- ---------------------------------------------------------- start lines
 
@@ -402,199 +359,87 @@ end
 
 -- ---------------------------------------------------------------- headers
 
--- Slow: a name compared byte by byte (too close to the end for words).
-local function name_is(p, from, name)
-  for k = 1, #name do
-    if bor(p[from + k - 1], 0x20) ~= byte(name, k) then
-      return false
-    end
+-- Whether the trace header k (0: the best) that S points to has a valid
+-- trace id: it then goes into H.
+local function take_trace(p, k)
+  local from = S.trace[k]
+  local len = S.trace_end[k] - from
+  if len > TRACE_VALUE_MAX then
+    return false
   end
+  local name = TRACE_NAMES[k + 1]
+  local id = trace_context.BY_HEADER[name](ffi_string(p + from, len))
+  if not id then
+    return false
+  end
+  H.trace_id, H.trace_header = id, name
   return true
 end
 
--- Whether the line p[from..eol) is the header cand names (with a colon
--- right after the name).
-local function name_matches(p, from, eol, n, cand)
-  local colon = from + cand.len
-  if colon >= eol or p[colon] ~= COLON then
-    return false
-  end
-  if from + 8 > n then
-    return name_is(p, from, cand.name)
-  end
-  if band(bor(load8(p, from), CASE), cand.m1) ~= cand.w1 then
-    return false
-  end
-  return cand.len <= 8 or bor(load8(p, colon - 8), CASE) == cand.w2
-end
-
-local function content_length(p, from, to)
-  if to - from < 1 or to - from > CL_MAX_DIGITS then
-    return -2
-  end
-  local v = 0
-  for k = from, to - 1 do
-    local c = p[k]
-    if not is_digit(c) then
-      return -2
-    end
-    v = v * 10 + (c - DIGIT0)
-  end
-  if H.length ~= -1 and H.length ~= v then
-    return -2
-  end
-  return v
-end
-
--- Transfer-Encoding: chunked when its last coding is.
-local function coding(p, from, to)
-  local len = #CHUNKED
-  if to - from < len then
-    return 2
-  end
-  for k = 1, len do
-    if bor(p[to - len + k - 1], 0x20) ~= byte(CHUNKED, k) then
-      return 2
+-- Slow: the later headers named as trace header k, when its first one had
+-- no valid id.
+local function later_trace(p, n, k)
+  while scan_next(p, S.trace_next[k], n, k, S) >= 0 do
+    if take_trace(p, k) then
+      return true
     end
   end
-  if to - from == len then
-    return 1
-  end
-  local c = p[to - len - 1]
-  return (c == SP or c == HT or c == 44) and 1 or 2
+  return false
 end
 
-local function trace_header(name, p, from, to)
-  local rank = TRACE_RANK[name]
-  if rank >= H.trace_rank or to - from > TRACE_VALUE_MAX then
+-- Whether a header named as trace header k has a valid id (the first such).
+local function trace_from(p, n, k)
+  if S.trace[k] < 0 then
+    return false
+  end
+  return take_trace(p, k) or later_trace(p, n, k)
+end
+
+-- Copies what the scan found in the headers into H.
+local function read_headers(p, n, is_request)
+  H.length = tonumber(S.length)
+  H.coding = S.coding
+  if not is_request then
     return
   end
-  local id = trace_context.BY_HEADER[name](ffi_string(p + from, to - from))
-  if id then
-    H.trace_id, H.trace_header, H.trace_rank = id, name, rank
+  local host = S.host
+  if host >= 0 then
+    local len = S.host_end - host
+    H.host = ffi_string(p + host, len < HOST_MAX and len or HOST_MAX)
   end
-end
-
-local function is_blank(c)
-  return c == SP or c == HT
-end
-
--- The header line p[from..eol) (eol: its LF), when its name is cand or
--- cand's alt.
-local function header(cand, p, from, eol, n)
-  if not name_matches(p, from, eol, n, cand) then
-    cand = cand.alt
-    if not cand or not name_matches(p, from, eol, n, cand) then
-      return
-    end
-  end
-  local v, e = from + cand.len + 1, eol
-  if e > v and p[e - 1] == CR then
-    e = e - 1
-  end
-  if v < e and is_blank(p[v]) then
-    v = v + 1
-  end
-  if v < e and (is_blank(p[v]) or is_blank(p[e - 1])) then
-    while v < e and is_blank(p[v]) do
-      v = v + 1
-    end
-    while e > v and is_blank(p[e - 1]) do
-      e = e - 1
-    end
-  end
-  local kind = cand.kind
-  if kind == H_HOST then
-    H.host = ffi_string(p + v, e - v < HOST_MAX and e - v or HOST_MAX)
-  elseif kind == H_LENGTH then
-    H.length = content_length(p, v, e)
-  elseif kind == H_CODING then
-    H.coding = coding(p, v, e)
-  else
-    trace_header(cand.name, p, v, e)
-  end
+  local _ = trace_from(p, n, 0) or trace_from(p, n, 1) or trace_from(p, n, 2) or trace_from(p, n, 3)
 end
 
 -- Parses the head that starts at p[i] (with n bytes visible at p) into H.
 -- Returns the index after its blank line, INCOMPLETE (H holds what complete
--- lines showed) or MALFORMED. One loop finds the line ends, eight bytes at
--- a time; the first line end is the start line's.
+-- lines showed) or MALFORMED.
 local function parse_head(p, i, n, is_request)
   reset_head()
-  local j, known
+  local j
   if is_request then
     j = request_method(p, i, n)
-    known = REQUEST_HEADERS
   else
     j = status_code(p, i, n)
-    known = RESPONSE_HEADERS
   end
   if j < 0 then
     return j
   end
-  local first = true
-  local e = j
-  while true do
-    local lf = -1
-    if WORDS and e + 8 <= n then
-      local x = bxor(load8(p, e), LF8)
-      local t = band(x - ONES, bnot(x), HIGHS)
-      if t == 0 then
-        e = e + 8
-      else
-        lf = e + first_flag(t)
-      end
-    elseif e >= n then
-      if first and is_request then
-        partial_target(p, j, n)
-      end
-      return INCOMPLETE
-    elseif WORDS and n >= 8 then
-      -- The last word, without the flags of bytes before e.
-      local x = bxor(load8(p, n - 8), LF8)
-      local t = band(x - ONES, bnot(x), HIGHS, FROM_BYTE[e - (n - 8)])
-      if t == 0 then
-        e = n
-      else
-        lf = n - 8 + first_flag(t)
-      end
-    elseif p[e] == LF then
-      lf = e
-    else
-      e = e + 1
+  scan_head(p, j, n, is_request and 1 or 0, S)
+  local lf = S.line_end
+  if lf < 0 then
+    if is_request then
+      partial_target(p, j, n)
     end
-    if lf >= 0 and p[lf] ~= LF then
-      e = lf + 1
-    elseif lf >= 0 then
-      e = lf
-      if first then
-        first = false
-        if is_request and not request_rest(p, j, e) then
-          return MALFORMED
-        end
-      else
-        local c = p[j]
-        if c == LF then
-          return e + 1
-        elseif c == CR then
-          return e == j + 1 and e + 1 or MALFORMED
-        end
-        local cand = known[bor(c, 0x20)]
-        if cand then
-          header(cand, p, j, e, n)
-        end
-      end
-      j = e + 1
-      e = j
-    end
+    return INCOMPLETE
   end
-end
-
--- Slow: the index of the first LF in p[e..n), or n.
-local function find_lf(p, e, n)
-  while e < n and p[e] ~= LF do
-    e = e + 1
+  if is_request and not request_rest(p, j, lf) then
+    return MALFORMED
   end
+  local e = S["end"]
+  if e == MALFORMED then
+    return MALFORMED
+  end
+  read_headers(p, n, is_request)
   return e
 end
 
@@ -618,7 +463,7 @@ local function starts_message(p, n, is_request)
   if p[j] <= SP then
     return NO
   end
-  local lf = find_lf(p, j, n)
+  local lf = scan_line_end(p, j, n)
   if lf < n and not request_rest(p, j, lf) then
     return NO
   end

@@ -429,6 +429,26 @@ describe("http1 message rules", function()
     assert.same({ "x-b3-traceid", "463ac35c9f6413ad" }, { ex[2].trace_header, ex[2].trace_id })
   end)
 
+  it("takes the first valid value of a repeated trace header", function()
+    local ex = feed(http1.new_state(), {
+      { true, "GET /t HTTP/1.1\r\nsw8: bad\r\nb3: 80f198ee56343ba8-e457b5a2e4d86bd1\r\nSW8: worse\r\n"
+        .. "sw8: 1-YS5iLmM=-x-1-x-x-x-x\r\nsw8: 1-ZC5lLmY=-x-1-x-x-x-x\r\n\r\n", 1 },
+      { false, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 2 },
+    })
+    assert.same({ "sw8", "a.b.c" }, { ex[1].trace_header, ex[1].trace_id })
+  end)
+
+  it("reads a header only when every byte of its name matches", function()
+    local ex = feed(http1.new_state(), {
+      { true, "GET /t HTTP/1.1\r\nHost: h\r\n\r\nGET /u HTTP/1.1\r\nHost: h\r\n\r\n", 1 },
+      { false, "HTTP/1.1 200 OK\r\nTransfer_Encoding: chunked\r\nContent-Length: 2\r\n\r\nok"
+        .. "HTTP/1.1 204 No Content\r\n\r\n", 2 },
+    })
+    assert.equal(2, #ex)
+    assert.same({ "/t", 200, 68 }, { ex[1].target, ex[1].status, ex[1].response_bytes })
+    assert.same({ "/u", 204 }, { ex[2].target, ex[2].status })
+  end)
+
   it("ends the exchange at a 101 and parses nothing after it", function()
     local ex = feed(http1.new_state(), {
       { true, "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", 1 },
