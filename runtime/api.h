@@ -24,6 +24,8 @@
 #pragma GCC visibility push(default)
 #else
 typedef uint8_t __u8;
+typedef int8_t __s8;
+typedef int16_t __s16;
 typedef uint16_t __u16;
 typedef uint32_t __u32;
 typedef int32_t __s32;

@@ -1,7 +1,7 @@
 # runtime/sources.cmake - the runtime library's sources, folder by folder.
 # Each folder is one subsystem (docs/architecture.md says which does what);
 # a new source file is added to its folder's list here.
-set(MR_SUBSYSTEMS base system kernel elf symbols proc profile pprof profiler dataplane script_host agent
+set(MR_SUBSYSTEMS base system kernel elf symbols unwind proc profile pprof profiler dataplane script_host agent
     metrics transport)
 
 set(MR_SOURCES_base byte_queue.c file_read.c grow_array.c guarded_buffer.c hash_index.c host_port.c http1_scan.c intern.c log.c
@@ -11,6 +11,7 @@ set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
 set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c sym_plt.c
     sym_process.c sym_roots.c sym_table.c sym_vdso.c symbolizer.c)
+set(MR_SOURCES_unwind unwind_fde_index.c unwind_file.c unwind_rule.c unwind_table.c)
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c)
 set(MR_SOURCES_profile profile.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)
