@@ -17,6 +17,8 @@
 
 const volatile bool filter_pids = false;
 const volatile bool kernel_stacks = true;
+/* User stacks by unwind tables (unwind_walk.h) instead of frame pointers. */
+const volatile bool cfi_unwind = false;
 /* The profiler itself, left out of whole-system profiles. */
 const volatile __s32 exclude_tgid = 0;
 
@@ -79,6 +81,8 @@ struct {
 	__type(key, __u32);
 	__type(value, struct mr_stack_trace);
 } scratch SEC(".maps");
+
+#include "unwind_walk.h"
 
 /* Processes announced to the runtime, by tgid, with their state. */
 enum { SEEN_CURRENT = 1, SEEN_BEFORE_EXEC = 2 };
@@ -172,25 +176,12 @@ static __always_inline __u64 hash_stack(const struct mr_stack_trace *st, __u32 d
 	return h ? h : 1;
 }
 
-/* Takes the current stack (user or kernel), stores it once and returns its
- * hash; 0 when there is none or it was lost (and counted). */
-static __always_inline __u64 take_stack(void *ctx, __u64 flags)
+/* Stores the depth frames of st once; their hash, 0 when lost (counted). */
+static __always_inline __u64 store_stack(struct mr_stack_trace *st, __u32 depth)
 {
-	__u32 zero = 0;
-	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
-	long len;
-	__u64 h;
+	__u64 h = hash_stack(st, depth);
+	long len = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 
-	if (!st)
-		return 0;
-	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
-	if (len <= 0) {
-		if (len != -E_FAULT && len != 0 && flags)
-			__sync_fetch_and_add(&counters.lost_user_stack, 1);
-		return 0;
-	}
-	h = hash_stack(st, len / sizeof(__u64));
-	len = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 	if (len == -E_NOMEM)
 		len = bpf_map_update_elem(&stacks_spill, &h, st, BPF_NOEXIST);
 	if (len != 0 && len != -E_EXIST) {
@@ -201,11 +192,51 @@ static __always_inline __u64 take_stack(void *ctx, __u64 flags)
 	return h;
 }
 
+/* Takes the current stack (user or kernel) by the kernel's walker (frame
+ * pointers for user stacks) and stores it: its hash, 0 when there is none. */
+static __always_inline __u64 take_stack(void *ctx, __u64 flags)
+{
+	__u32 zero = 0;
+	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
+	long len;
+
+	if (!st)
+		return 0;
+	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (len <= 0) {
+		if (len != -E_FAULT && len != 0 && flags)
+			__sync_fetch_and_add(&counters.lost_user_stack, 1);
+		return 0;
+	}
+	return store_stack(st, len / sizeof(__u64));
+}
+
+/* The user stack, by unwind tables when the process has them. */
+static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
+{
+	__u32 zero = 0;
+	struct mr_stack_trace *st;
+	long depth;
+
+	if (!cfi_unwind)
+		return take_stack(ctx, BPF_F_USER_STACK);
+	depth = unwind_user(pid);
+	if (depth < 0) {
+		__sync_fetch_and_add(&counters.unwind_fp_stacks, 1);
+		return take_stack(ctx, BPF_F_USER_STACK);
+	}
+	st = bpf_map_lookup_elem(&scratch, &zero);
+	if (!st || depth == 0)
+		return 0;
+	__sync_fetch_and_add(&counters.unwind_cfi_stacks, 1);
+	return store_stack(st, depth);
+}
+
 static __always_inline void take_key(void *ctx, struct mr_stack_key *key, __s32 pid)
 {
 	key->pid = pid;
 	key->pad = 0;
-	key->user_stack = take_stack(ctx, BPF_F_USER_STACK);
+	key->user_stack = take_user_stack(ctx, pid);
 	key->kernel_stack = kernel_stacks ? take_stack(ctx, 0) : 0;
 }
 

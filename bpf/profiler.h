@@ -50,6 +50,10 @@ struct mr_profiler_counters {
 	__u64 lost_notify;
 	__u64 lost_offcpu_start;
 	__u64 first_sample_ns;
+	__u64 unwind_cfi_stacks; /* user stacks walked with unwind tables */
+	__u64 unwind_fp_stacks;  /* user stacks walked by frame pointer: no tables for the process yet */
+	__u64 unwind_fp_frames; /* frames of the former unwound by frame pointer (no table for the address) */
+	__u64 unwind_truncated; /* user stacks cut at MR_MAX_STACK_DEPTH frames */
 };
 
 #endif

@@ -14,6 +14,7 @@ struct ring_buffer;
 struct profiler_bpf;
 struct mr_profiler_cpu_clock;
 struct mr_pid_table;
+struct mr_unwinder;
 
 /* A sampled process that exited, forgotten once its samples are drained. */
 struct mr_exited_process {
@@ -30,6 +31,7 @@ struct mr_profiler {
 	struct bpf_link *exit_link;
 	struct ring_buffer *notices;
 	mr_symbolizer *sym;
+	struct mr_unwinder *unwind; /* NULL when user stacks are walked by frame pointer */
 	struct mr_pid_table *comms; /* pid -> name (MR_COMM_LEN + 1 bytes) */
 	struct mr_exited_process *exited;
 	size_t nexited, exited_cap;

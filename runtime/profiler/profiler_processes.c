@@ -8,6 +8,7 @@
 #include "base/grow_array.h"
 #include "base/pid_table.h"
 #include "profiler/profiler_internal.h"
+#include "unwind/unwinder.h"
 
 /* A process's samples sit in one of the two count maps; a drain empties one.
  * Three drains after its exit, both have been emptied since, unless a drain
@@ -38,6 +39,8 @@ static void note_new(struct mr_profiler *p, const struct mr_notice *n)
 	drop_exited(p, n->pid);
 	/* A process that is already gone keeps whatever was captured before. */
 	mr_symbolizer_track(p->sym, n->pid, NULL, 0);
+	if (p->unwind)
+		mr_unwinder_track(p->unwind, n->pid);
 }
 
 static void note_exit(struct mr_profiler *p, int32_t pid)
@@ -45,6 +48,8 @@ static void note_exit(struct mr_profiler *p, int32_t pid)
 	struct mr_exited_process *grown = mr_grow_array(p->exited, &p->exited_cap, p->nexited + 1,
 							sizeof(*p->exited));
 
+	if (p->unwind)
+		mr_unwinder_forget(p->unwind, pid);
 	if (!grown)
 		return; /* kept until the end: memory, not samples, is what is lost */
 	p->exited = grown;
