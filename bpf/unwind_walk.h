@@ -227,12 +227,10 @@ static __always_inline long unwind_user(__s32 pid)
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
 
-	if (!w || !st)
+	if (!w || !st || (task->flags & MR_PF_KTHREAD))
 		return 0;
 	if (!bpf_map_lookup_elem(&unwind_processes, &pid))
 		return -1;
-	if (task->flags & MR_PF_KTHREAD)
-		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	w->ip = BPF_CORE_READ(regs, ip);
 	w->sp = BPF_CORE_READ(regs, sp);

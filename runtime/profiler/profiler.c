@@ -87,6 +87,11 @@ static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *e
 								  : DEFAULT_UNWIND_TABLE_BYTES);
 		if (!p->unwind)
 			e = mr_error(err, errlen, -ENOMEM, "cannot set up the CFI unwinder: out of memory");
+		/* The processes named up front are unwound by table from their
+		 * first sample; one that cannot be read now gets its tables at
+		 * its first sample's notice, as any other process. */
+		for (uint32_t i = 0; e == 0 && i < o->npids; i++)
+			(void)mr_unwinder_track(p->unwind, o->pids[i]);
 	}
 	return e;
 }

@@ -165,6 +165,7 @@ function _M.summary_stats(s, job, duration_ns)
     output = job.output,
     duration = duration_ns / 1e9,
     first_sample_ms = first or nil,
+    unwind = s.unwind,
   }
 end
 

@@ -49,6 +49,7 @@ function _M.open(opts)
     return nil, err
   end
   self.period_ns = opts.off_cpu and 0 or math.floor(1e9 / o.frequency)
+  self.unwind = o.unwind == lib.MR_UNWIND_MODE_CFI and "cfi" or "fp"
   return self
 end
 
@@ -91,6 +92,9 @@ function _M:stats()
     "unwind_fp_stacks", "unwind_fp_frames", "unwind_truncated" }) do
     out[k] = tonumber(s[k])
   end
+  local u = self:unwind_stats()
+  out.unwind = { mode = self.unwind, cfi = out.unwind_cfi_stacks, fp = out.unwind_fp_stacks, tables = u.tables,
+    table_bytes = u.table_bytes }
   return out
 end
 

@@ -1,0 +1,115 @@
+-- unwind_spec.lua - user stacks of code without frame pointers, end to end:
+-- the frameless workload (-O2 -fomit-frame-pointer, calling into Debian's
+-- libc) profiled on-CPU and off-CPU with --unwind cfi gives whole chains,
+-- where --unwind fp loses the callers of its frameless functions.
+local e2e = require("support.e2e")
+local folded = require("moonrover.profiling.writers.folded")
+
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
+
+-- The user frames of each stack whose leaf user frame is leaf, with counts:
+-- { {frames = "main;flock_loop;kestrel_spin", count = n}, ... }.
+local function chains_to(text, leaf)
+  local out = {}
+  for _, s in ipairs(folded.parse(text)) do
+    local user = {}
+    for i, f in ipairs(s.frames) do
+      if s.kinds[i] == "user" then user[#user + 1] = f end
+    end
+    if user[#user] == leaf then
+      out[#out + 1] = { frames = table.concat(user, ";"), count = s.count }
+    end
+  end
+  return out
+end
+
+-- Share of the counts whose chain ends with tail.
+local function share_ending(chains, tail)
+  local hit, all = 0, 0
+  for _, c in ipairs(chains) do
+    all = all + c.count
+    if c.frames:sub(-#tail) == tail then hit = hit + c.count end
+  end
+  return all > 0 and hit / all or 0, all
+end
+
+describe("CFI unwinding (end to end)", function()
+  local dir, pids
+
+  before_each(function()
+    dir = e2e.tmpdir()
+    pids = {}
+  end)
+
+  after_each(function()
+    for _, pid in ipairs(pids) do
+      e2e.kill(pid)
+    end
+    e2e.rmdir(dir)
+  end)
+
+  local function profile(pid, extra)
+    local out = dir .. "/p.folded"
+    local words = { "profile", "-p", tostring(pid), "-d", "2", "-F", "999", "-o", out }
+    for _, w in ipairs(extra) do words[#words + 1] = w end
+    local code, stdout, stderr = e2e.moonrover(words)
+    assert.same(0, code, stderr)
+    return e2e.read_all(out), stdout
+  end
+
+  local function spawn(mode)
+    local pid = e2e.spawn("frameless", mode .. " 30")
+    pids[#pids + 1] = pid
+    return pid
+  end
+
+  it("keeps the caller of a frameless leaf on-CPU, down to libc's start", function()
+    local text, stdout = profile(spawn("cpu"), { "--unwind", "cfi", "--no-kernel" })
+    local share, n = share_ending(chains_to(text, "kestrel_spin"), "main;flock_loop;kestrel_spin")
+    assert.is_true(n > 0, "no kestrel_spin samples:\n" .. text)
+    assert.equals(1, share, text)
+    assert.matches("__libc_start_call_main;main;flock_loop;kestrel_spin", text)
+    assert.matches("user stacks: [%d,]+ by CFI tables", stdout)
+  end)
+
+  it("keeps the caller of a libc function off-CPU", function()
+    local text = profile(spawn("sleep"), { "--unwind", "cfi", "--off-cpu" })
+    local chains = chains_to(text, "clock_nanosleep")
+    local share, n = share_ending(chains, "main;flock_loop;heron_wait;clock_nanosleep")
+    assert.is_true(n > 0, "no clock_nanosleep stacks:\n" .. text)
+    assert.equals(1, share, text)
+  end)
+
+  it("loses those callers with --unwind fp, as frame pointers must", function()
+    local pid = spawn("both")
+    local text, stdout = profile(pid, { "--unwind", "fp", "--no-kernel" })
+    local share = share_ending(chains_to(text, "kestrel_spin"), "flock_loop;kestrel_spin")
+    assert.equals(0, share, text)
+    assert.matches("user stacks: by frame pointers", stdout)
+  end)
+
+  it("unwinds a process that starts during a whole-system profile", function()
+    local out = dir .. "/all.folded"
+    local cmd = string.format("(sleep 0.5; exec %s/frameless cpu 3) & %s profile -d 5 -F 999 --unwind cfi "
+      .. "--no-kernel -o %s", e2e.quote(e2e.workloads), e2e.quote(e2e.bin), e2e.quote(out))
+    local code, stdout, stderr = e2e.run(cmd)
+    assert.same(0, code, stderr)
+    -- Its first samples come before the runtime has read its mappings and
+    -- loaded its tables (later on a busy machine, where other new programs'
+    -- tables are built first): those are walked by frame pointer, which
+    -- loses flock_loop, and the summary counts them. Every other sample has
+    -- the whole chain.
+    local chains = chains_to(e2e.read_all(out), "kestrel_spin")
+    local whole = 0
+    for _, c in ipairs(chains) do
+      if c.frames:match("main;flock_loop;kestrel_spin$") then
+        whole = whole + c.count
+      else
+        assert.equals("kestrel_spin", c.frames)
+      end
+    end
+    assert.is_true(whole > 0, "no sample with the whole chain")
+    assert.matches("user stacks: [%d,]+ by CFI tables %([%d,]+ files, [%d.]+ MiB%), [%d,]+ by frame pointer",
+      stdout)
+  end)
+end)
