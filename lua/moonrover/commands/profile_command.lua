@@ -34,7 +34,7 @@ _M.options = {
       ".svg, .pb.gz/.pprof, .folded/.txt)" },
   { name = "no-kernel", help = "drop kernel frames (keep only user-space stacks)" },
   { name = "unwind", arg = "fp|cfi", convert = args.one_of({ "fp", "cfi" }),
-    help = "walk user stacks by unwind tables from .eh_frame (cfi) or by frame pointers only (fp)" },
+    help = "walk user stacks by unwind tables from .eh_frame (cfi, the default) or by frame pointers only (fp)" },
 }
 
 local DRAIN_INTERVAL_NS = 2e9

@@ -7,7 +7,7 @@ local _M = {}
 local mt = { __index = _M }
 
 -- How user stacks are walked unless told: "cfi" or "fp".
-_M.DEFAULT_UNWIND = "fp"
+_M.DEFAULT_UNWIND = "cfi"
 
 -- An empty profile (freed by the garbage collector), or nil and why.
 function _M.new_profile()
