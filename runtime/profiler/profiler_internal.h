@@ -48,6 +48,8 @@ struct mr_profiler {
 
 /* The ring-buffer callback for the kernel's process notices. */
 int mr_profiler_handle_notice(void *ctx, void *data, size_t size);
+/* `moonrover check`'s probe of CFI unwinding: 1 usable, 0 not, -EPERM. */
+int mr_profiler_check_cfi(char *detail, size_t len);
 /* Forgets the exited processes whose samples have all been drained. */
 void mr_profiler_forget_exited(struct mr_profiler *p);
 
