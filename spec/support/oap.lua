@@ -14,7 +14,9 @@
 --
 -- Records are the stub's JSON lines decoded: rpc, call, time (ms), metadata,
 -- and message (proto3 JSON: proto field names, int64 values as strings) with
--- seq for streamed messages, or rejected = "UNAUTHENTICATED".
+-- seq for streamed messages and answer (the Commands sent back) for
+-- queryPolicies and reportProfilingTask, or rejected = "UNAUTHENTICATED".
+-- spec/support/oap/README.md lists the rpc names and every function.
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local cjson = require("cjson")
