@@ -99,6 +99,7 @@ describe("stand-in OAP, continuous and network profiling services", function()
   it("records reportProfilingTask and answers with a new task id", function()
     local report = { layer = "GENERAL", serviceName = "cart", instanceName = "node-1", processName = "cart",
       causes = { { type = 0, singleValue = { threshold = 50, current = 87.5 } } }, duration = 600, onCPU = {} }
+    local before = clock.now_ms()
     local response, why = call(client, "report_profiling_task", report)
     assert(response, why)
     assert.equals(1, #response.commands)
@@ -114,6 +115,9 @@ describe("stand-in OAP, continuous and network profiling services", function()
 
     local reports = stub:wait_profiling_reports(2)
     assert.equals(task_id, reports[1].taskId)
+    assert.same({ "ON_CPU", 600 }, { reports[1].targetType, reports[1].duration })
+    assert.is_true(reports[1].startTime >= before and reports[1].startTime <= clock.now_ms())
+    assert.same({ "NETWORK", 60 }, { reports[2].targetType, reports[2].duration })
     assert.same({ type = "ProcessCPU", singleValue = { threshold = 50, current = 87.5 } }, reports[1].report.causes[1])
     assert.same({}, reports[1].report.onCPU)
     assert.equals(600, reports[1].report.duration)
@@ -122,6 +126,33 @@ describe("stand-in OAP, continuous and network profiling services", function()
     assert.same({ type = "HTTPErrorRate", uri = { path = "/api/pay", threshold = 10, current = 25 } },
       reports[2].report.causes[1])
     assert.same({ "/api/pay" }, reports[2].report.network.samplingURIRegexes)
+  end)
+
+  it("gives a fired policy's task the id reportProcesses gave its process", function()
+    local entity = { layer = "GENERAL", serviceName = "cart", instanceName = "node-1", processName = "cart" }
+    local reported = assert(call(client, "unary", oap_client.REPORT_PROCESSES, "skywalking.v3.EBPFProcessReportList",
+      { ebpfAgentID = "agent", processes = { { hostProcess = { entity = entity, pid = 4242 } } } },
+      "skywalking.v3.EBPFReportProcessDownstream"))
+    local report = { layer = "GENERAL", serviceName = "cart", instanceName = "node-1", processName = "cart",
+      duration = 60, offCPU = {} }
+    assert(call(client, "report_profiling_task", report))
+    local task = stub:wait_profiling_reports(1)[1]
+    assert.equals(reported.processes[1].processId, task.processId)
+    assert.equals("OFF_CPU", task.targetType)
+  end)
+
+  it("fails reportProfilingTask without a target task or a cause's URI, as OAP does", function()
+    local response, why, code = call(client, "report_profiling_task", { serviceName = "cart", duration = 60 })
+    assert.is_nil(response)
+    assert.equals("UNKNOWN", code)
+    assert.matches("task type", why)
+    response, why, code = call(client, "report_profiling_task", { serviceName = "cart", duration = 60,
+      network = {}, causes = { { type = 3, uri = { threshold = 10, current = 20 } } } })
+    assert.is_nil(response)
+    assert.equals("UNKNOWN", code)
+    assert.matches("uri", why)
+    assert.equals(2, #stub:wait_records("reportProfilingTask", 2))
+    assert.same({}, stub:profiling_reports())
   end)
 
   it("does not hand the tasks of fired policies out in queryTasks, as OAP does not", function()

@@ -14,8 +14,9 @@
 --
 -- Records are the stub's JSON lines decoded: rpc, call, time (ms), metadata,
 -- and message (proto3 JSON: proto field names, int64 values as strings) with
--- seq for streamed messages and answer (the Commands sent back) for
--- queryPolicies and reportProfilingTask, or rejected = "UNAUTHENTICATED".
+-- seq for streamed messages, answer (the Commands sent back) for
+-- queryPolicies and reportProfilingTask and task (the task it created) for
+-- reportProfilingTask, or rejected = "UNAUTHENTICATED".
 -- spec/support/oap/README.md lists the rpc names and every function.
 local clock = require("support.clock")
 local e2e = require("support.e2e")
@@ -180,16 +181,22 @@ local function wait_list(self, fn, n, seconds)
   end, seconds)
 end
 
--- The reportProfilingTask calls received, oldest first: { taskId = the id
--- the stub answered with, report = the ContinuousProfilingReport (proto3
--- JSON: causes[i].type and enums as names, duration a number), time = ms,
--- call = n }. The stub does not hand these tasks out in queryTasks (OAP
--- does not either: the agent runs them itself).
+-- The tasks of the reportProfilingTask calls received, oldest first:
+-- { taskId = the id the stub answered with, processId = the reported
+-- process's id (as reportProcesses gives it), targetType = "ON_CPU",
+-- "OFF_CPU" or "NETWORK", startTime = ms (the stub's clock), duration = s,
+-- report = the ContinuousProfilingReport (proto3 JSON: cause types as enum
+-- names), time = ms, call = n }. The stub does not hand these tasks out in
+-- queryTasks (OAP does not either: the agent runs them itself). Failed
+-- reports are left out.
 function Stub:profiling_reports()
   local out = {}
   for _, r in ipairs(self:records("reportProfilingTask")) do
-    local args = _M.command_args(r.answer.commands[1])
-    out[#out + 1] = { taskId = args.TaskId, report = r.message, time = r.time, call = r.call }
+    if r.task then
+      local t = r.task
+      out[#out + 1] = { taskId = t.taskId, processId = t.processId, targetType = t.targetType,
+        startTime = t.startTime, duration = t.duration, report = r.message, time = r.time, call = r.call }
+    end
   end
   return out
 end

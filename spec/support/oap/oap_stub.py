@@ -100,14 +100,17 @@ class Calls:
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong authentication")
         return call
 
-    def record(self, rpc, call, context, message, seq=None, answer=None):
+    def record(self, rpc, call, context, message, seq=None, answer=None, task=None):
         """Records one received message (seq: its index in a stream; answer:
-        the response message, for the calls whose answer specs read)."""
+        the response message, for the calls whose answer specs read; task:
+        the task a reportProfilingTask created)."""
         extra = {"message": message_dict(message)}
         if seq is not None:
             extra["seq"] = seq
         if answer is not None:
             extra["answer"] = message_dict(answer)
+        if task is not None:
+            extra["task"] = task
         self._write(rpc, call, context, extra)
 
     def record_stream(self, rpc, context, request_iterator):
@@ -128,11 +131,11 @@ class Calls:
         self._file.close()
 
 
-def process_id(entity):
-    """The id of a process entity. Like OAP's, it is derived from the service,
+def process_id(service, instance, process):
+    """The id of a process. Like OAP's, it is derived from the service,
     instance and process names only, so it is the same on every report and
     across stub restarts."""
-    key = "\0".join((entity.serviceName, entity.instanceName, entity.processName))
+    key = "\0".join((service, instance, process))
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -146,7 +149,7 @@ class Registry:
 
     def put(self, agent_id, entity, properties):
         """Stores or updates one process; returns its id."""
-        proc_id = process_id(entity)
+        proc_id = process_id(entity.serviceName, entity.instanceName, entity.processName)
         entry = {"entity": entity, "properties": {kv.key: kv.value for kv in properties}}
         with self._lock:
             self._agents.setdefault(agent_id, {})[proc_id] = entry
@@ -349,11 +352,34 @@ class ContinuousService:
 
     def reportProfilingTask(self, request, context):
         call = self._calls.admit("reportProfilingTask", context)
-        task_id = str(uuid.uuid4())
+        try:
+            task = reported_task(request)
+        except ValueError as e:
+            self._calls.record("reportProfilingTask", call, context, request)
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
         answer = self._pb.command.Commands(
-            commands=[command(self._pb, REPORT_COMMAND, [("TaskId", task_id)])])
-        self._calls.record("reportProfilingTask", call, context, request, answer=answer)
+            commands=[command(self._pb, REPORT_COMMAND, [("TaskId", task["taskId"])])])
+        self._calls.record("reportProfilingTask", call, context, request, answer=answer, task=task)
         return answer
+
+
+TARGET_TYPES = {"onCPU": "ON_CPU", "offCPU": "OFF_CPU", "network": "NETWORK"}
+
+
+def reported_task(report):
+    """The task OAP records for a fired policy: a new id, the process id of
+    the reported process, its target type, OAP's time as its start, the
+    report's duration (seconds). A report without a target task or with a
+    URI cause without a URI fails, as it fails in OAP."""
+    target = report.WhichOneof("targetTask")
+    if target is None:
+        raise ValueError("the continuous profiling task type cannot be recognized")
+    for cause in report.causes:
+        if cause.WhichOneof("cause") == "uri" and cause.uri.WhichOneof("uri") is None:
+            raise ValueError("the uri case not set")
+    return {"taskId": str(uuid.uuid4()),
+            "processId": process_id(report.serviceName, report.instanceName, report.processName),
+            "targetType": TARGET_TYPES[target], "startTime": now_ms(), "duration": report.duration}
 
 
 class MeterService:
