@@ -188,6 +188,20 @@ describe("stand-in OAP, continuous and network profiling services", function()
     assert.equals(recs[1].call, recs[2].call)
   end)
 
+  it("records collect meters, each taking the service, instance and time of the stream's first", function()
+    local now = clock.now_ms()
+    local meters = { { service = "cart", serviceInstance = "node-1", timestamp = now,
+      singleValue = { name = "threads", value = 7, labels = {} } },
+      { singleValue = { name = "threads", value = 8, labels = { { name = "process_name", value = "cart" } } } } }
+    assert(call(client, "stream", "/skywalking.v3.MeterReportService/collect", "skywalking.v3.MeterData", meters,
+      "skywalking.v3.Commands"))
+    local got = stub:wait_meters("threads", 2)
+    assert.same({ 7, "cart", "node-1", now }, { got[1].value, got[1].service, got[1].instance, got[1].timestamp })
+    assert.same({ 8, "cart", "node-1", now }, { got[2].value, got[2].service, got[2].instance, got[2].timestamp })
+    assert.same({ process_name = "cart" }, got[2].labels)
+    assert.equals(2, #stub:records("collectMeter"))
+  end)
+
   it("records collectLogs log records", function()
     local body = cjson.encode({ uri = "/api/pay", reason = "slow", latency = 1200 })
     local log = { timestamp = T0, service = "pay", serviceInstance = "node-1", layer = "GENERAL",
