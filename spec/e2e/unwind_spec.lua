@@ -80,6 +80,16 @@ describe("CFI unwinding (end to end)", function()
     assert.equals(1, share, text)
   end)
 
+  it("unwinds through a signal frame back to the interrupted code", function()
+    local text = profile(spawn("signal"), { "--unwind", "cfi", "--no-kernel" })
+    local chains = chains_to(text, "kestrel_spin")
+    assert.is_true(#chains > 0, "no kestrel_spin samples:\n" .. text)
+    for _, c in ipairs(chains) do
+      assert.matches("^_start;__libc_start_main;__libc_start_call_main;main;flock_loop;.*osprey_signal;kestrel_spin$",
+        c.frames)
+    end
+  end)
+
   it("loses those callers with --unwind fp, as frame pointers must", function()
     local pid = spawn("both")
     local text, stdout = profile(pid, { "--unwind", "fp", "--no-kernel" })
