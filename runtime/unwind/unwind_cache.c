@@ -51,6 +51,7 @@ static void unload(struct mr_unwind_cache *c, struct mr_unwind_cached *t)
 		c->stats.table_bytes -= t->bytes;
 		c->stats.tables--;
 	}
+	free(t->segments.segs);
 	free(t);
 }
 
@@ -166,7 +167,43 @@ static struct mr_unwind_cached *find(struct mr_unwind_cache *c, const char *key)
 	return NULL;
 }
 
-struct mr_unwind_cached *mr_unwind_cache_get(struct mr_unwind_cache *c, const char *key, Elf *e)
+static int same_file(const struct mr_unwind_file *a, const struct mr_unwind_file *b)
+{
+	return a->inode == b->inode && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor;
+}
+
+static struct mr_unwind_cached *take(struct mr_unwind_cache *c, struct mr_unwind_cached *t)
+{
+	t->refs++;
+	t->last_use = ++c->clock;
+	return t;
+}
+
+struct mr_unwind_cached *mr_unwind_cache_by_file(struct mr_unwind_cache *c, const struct mr_unwind_file *file)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (same_file(&c->v[i]->file, file)) {
+			c->stats.hits++;
+			return take(c, c->v[i]);
+		}
+	}
+	return NULL;
+}
+
+/* A copy of info's segments into t. 0 or -ENOMEM. */
+static int keep_segments(struct mr_unwind_cached *t, const struct mr_elf_info *info)
+{
+	t->segments.segs = calloc(info->nsegs ? info->nsegs : 1, sizeof(*info->segs));
+	if (!t->segments.segs)
+		return -ENOMEM;
+	memcpy(t->segments.segs, info->segs, info->nsegs * sizeof(*info->segs));
+	t->segments.nsegs = info->nsegs;
+	return 0;
+}
+
+struct mr_unwind_cached *mr_unwind_cache_get(struct mr_unwind_cache *c, const char *key, Elf *e,
+					     const struct mr_elf_info *info,
+					     const struct mr_unwind_file *file)
 {
 	struct mr_unwind_cached *t = find(c, key), **grown;
 
@@ -176,18 +213,23 @@ struct mr_unwind_cached *mr_unwind_cache_get(struct mr_unwind_cache *c, const ch
 		if (c->n >= MAX_ENTRIES && evict_one(c) != 0)
 			return NULL;
 		grown = mr_grow_array(c->v, &c->cap, c->n + 1, sizeof(*c->v));
-		t = grown ? calloc(1, sizeof(*t)) : NULL;
-		if (!t)
+		if (!grown)
 			return NULL;
 		c->v = grown;
+		t = calloc(1, sizeof(*t));
+		if (t && keep_segments(t, info) != 0) {
+			free(t);
+			t = NULL;
+		}
+		if (!t)
+			return NULL;
 		snprintf(t->key, sizeof(t->key), "%s", key);
+		t->file = *file;
 		t->fd = -1;
 		build(c, e, t);
 		c->v[c->n++] = t;
 	}
-	t->refs++;
-	t->last_use = ++c->clock;
-	return t;
+	return take(c, t);
 }
 
 void mr_unwind_cache_put(struct mr_unwind_cache *c, struct mr_unwind_cached *t)

@@ -92,8 +92,6 @@ static int open_mapping(int32_t pid, const struct mr_proc_map_entry *m, int vdso
 
 	if (is_vdso(m))
 		return vdso_fd >= 0 ? fcntl(vdso_fd, F_DUPFD_CLOEXEC, 0) : -ENOENT;
-	if (m->path[0] != '/' || m->inode == 0)
-		return -ENOENT;
 	snprintf(name, sizeof(name), "map_files/%" PRIx64 "-%" PRIx64, m->start, m->end);
 	if (mr_proc_path(path, sizeof(path), pid, name) == 0 && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
 		return fd;
@@ -116,35 +114,57 @@ static void identity(const struct mr_proc_map_entry *m, const struct mr_elf_info
 	}
 }
 
-/* Fills out for mapping m from its file's table (taken into h). 0, or -1
- * when the mapping has no file to unwind by (still listed: table 0). */
-static int describe(struct mr_unwinder *u, int32_t pid, const struct mr_proc_map_entry *m, struct held *h,
-		    struct mr_unwind_mapping *out)
+/* The table of mapping m's file, opened and named by its identity, with a
+ * reference taken; NULL when it cannot be read or is not ELF. */
+static struct mr_unwind_cached *open_table(struct mr_unwinder *u, int32_t pid,
+					   const struct mr_proc_map_entry *m,
+					   const struct mr_unwind_file *file)
 {
 	struct mr_elf_info info = { 0 };
 	struct mr_unwind_cached *t = NULL;
 	char key[160];
-	uint64_t vaddr;
 	Elf *e = NULL;
 	int fd = open_mapping(pid, m, u->vdso_fd);
 
-	memset(out, 0, sizeof(*out));
-	out->start = m->start;
-	out->end = m->end;
-	if (fd >= 0 && mr_elf_open(fd, &e) == 0 && mr_elf_info_read(e, &info) == 0 &&
-	    mr_elf_info_vaddr(&info, is_vdso(m) ? 0 : m->pgoff, &vaddr) == 0) {
+	if (fd >= 0 && mr_elf_open(fd, &e) == 0 && mr_elf_info_read(e, &info) == 0) {
 		identity(m, &info, key, sizeof(key));
-		t = mr_unwind_cache_get(u->cache, key, e);
-		out->bias = m->start - vaddr;
+		t = mr_unwind_cache_get(u->cache, key, e, &info, file);
 	}
 	mr_elf_info_free(&info);
 	if (e)
 		elf_end(e);
 	if (fd >= 0)
 		close(fd);
+	return t;
+}
+
+/* Fills out for mapping m from its file's table (taken into h). 0, or -1
+ * when the mapping has no file to unwind by (still listed: table 0). A file
+ * already seen at the same device and inode is not opened again. */
+static int describe(struct mr_unwinder *u, int32_t pid, const struct mr_proc_map_entry *m, struct held *h,
+		    struct mr_unwind_mapping *out)
+{
+	struct mr_unwind_file file = { 0 };
+	struct mr_unwind_cached *t;
+	uint64_t vaddr;
+
+	memset(out, 0, sizeof(*out));
+	out->start = m->start;
+	out->end = m->end;
+	if (!is_vdso(m)) {
+		if (m->path[0] != '/' || m->inode == 0)
+			return -1;
+		file = (struct mr_unwind_file){ m->dev_major, m->dev_minor, m->inode };
+	}
+	t = mr_unwind_cache_by_file(u->cache, &file);
+	if (!t)
+		t = open_table(u, pid, m, &file);
 	if (!t)
 		return -1;
 	h->v[h->n++] = t;
+	if (mr_elf_info_vaddr(&t->segments, is_vdso(m) ? 0 : m->pgoff, &vaddr) != 0)
+		return -1; /* listed without a table: frame pointers */
+	out->bias = m->start - vaddr;
 	out->table = t->id;
 	out->rows = t->rows;
 	return 0;
