@@ -225,6 +225,8 @@ static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
 		__sync_fetch_and_add(&counters.unwind_fp_stacks, 1);
 		return take_stack(ctx, BPF_F_USER_STACK);
 	}
+	if (should_ask_maps(pid))
+		notify(MR_NOTICE_MAPS, pid);
 	st = bpf_map_lookup_elem(&scratch, &zero);
 	if (!st || depth == 0)
 		return 0;

@@ -30,6 +30,7 @@ struct mr_stack_value {
 enum mr_notice_kind {
 	MR_NOTICE_NEW = 1, /* first sample of a process (or first since its exec): capture its mappings now */
 	MR_NOTICE_EXIT = 2, /* a sampled process exited: forget it once its samples are drained */
+	MR_NOTICE_MAPS = 3, /* a sampled address is outside the mappings read: read them again */
 };
 
 struct mr_notice {

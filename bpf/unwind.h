@@ -46,6 +46,10 @@ struct mr_unwind_mapping {
 struct mr_unwind_process {
 	__u32 n;
 	__u32 pad;
+	/* Set by the walker when it last asked the runtime to read the
+	 * process's mappings again (an address outside all of them: a library
+	 * loaded later, or one not loaded yet when they were read). */
+	__u64 asked_ns;
 	struct mr_unwind_mapping m[MR_UNWIND_MAX_MAPPINGS];
 };
 

@@ -54,8 +54,8 @@ struct walk {
 	__u64 fp;
 	__s32 pid;
 	__u32 depth;
-	__u32 exact; /* ip is where the frame is, not a return address */
-	__u32 pad;
+	__u32 exact;    /* ip is where the frame is, not a return address */
+	__u32 unmapped; /* an address was outside the process's mappings */
 };
 
 struct {
@@ -210,6 +210,8 @@ static long unwind_frame(__u32 index, void *ctx)
 	pc = w->exact ? w->ip : w->ip - 1;
 	proc = bpf_map_lookup_elem(&unwind_processes, &w->pid);
 	m = proc ? mapping_of(proc, pc) : NULL;
+	if (proc && !m)
+		w->unmapped = 1;
 	if (!m || !m->table || row_of(m->table, m->rows, pc - m->bias, &r) != 0) {
 		__sync_fetch_and_add(&counters.unwind_fp_frames, 1);
 		return fp_step(w);
@@ -238,6 +240,7 @@ static __always_inline long unwind_user(__s32 pid)
 	w->pid = pid;
 	w->depth = 0;
 	w->exact = 1;
+	w->unmapped = 0;
 	bpf_loop(MR_MAX_STACK_DEPTH, unwind_frame, NULL, 0);
 	depth = w->depth;
 	if (depth >= MR_MAX_STACK_DEPTH) {
@@ -246,6 +249,29 @@ static __always_inline long unwind_user(__s32 pid)
 	}
 	st->ips[depth] = 0;
 	return depth;
+}
+
+/* Whether the last walk of pid met an address outside its mappings and the
+ * runtime was not asked to read them for MAPS_ASK_INTERVAL_NS: then marks
+ * it asked. At most one request a second per process, however many
+ * samples land in JIT code or anonymous memory. */
+#define MAPS_ASK_INTERVAL_NS 1000000000ULL
+
+static __always_inline bool should_ask_maps(__s32 pid)
+{
+	__u32 zero = 0;
+	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
+	struct mr_unwind_process *proc;
+	__u64 now;
+
+	if (!w || !w->unmapped)
+		return false;
+	proc = bpf_map_lookup_elem(&unwind_processes, &pid);
+	now = bpf_ktime_get_ns();
+	if (!proc || now - proc->asked_ns < MAPS_ASK_INTERVAL_NS)
+		return false;
+	proc->asked_ns = now;
+	return true;
 }
 
 #endif

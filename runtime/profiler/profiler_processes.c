@@ -56,6 +56,16 @@ static void note_exit(struct mr_profiler *p, int32_t pid)
 	p->exited[p->nexited++] = (struct mr_exited_process){ .pid = pid, .drain = p->drains };
 }
 
+/* The process maps more than when it was first read (a library loaded
+ * since): both the unwinder and the symbolizer read its mappings again,
+ * unless it is exiting, when they are gone and what was read must stay. */
+static void note_maps(struct mr_profiler *p, int32_t pid)
+{
+	if (!p->unwind || mr_unwinder_refresh(p->unwind, pid) != 0)
+		return;
+	mr_symbolizer_track(p->sym, pid, NULL, 0);
+}
+
 int mr_profiler_handle_notice(void *ctx, void *data, size_t size)
 {
 	struct mr_profiler *p = ctx;
@@ -67,6 +77,8 @@ int mr_profiler_handle_notice(void *ctx, void *data, size_t size)
 		note_new(p, n);
 	else if (n->kind == MR_NOTICE_EXIT)
 		note_exit(p, n->pid);
+	else if (n->kind == MR_NOTICE_MAPS)
+		note_maps(p, n->pid);
 	return 0;
 }
 

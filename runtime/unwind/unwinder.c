@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -66,6 +67,21 @@ static void release(struct mr_unwinder *u, struct held *h)
 	free(h->v);
 	h->v = NULL;
 	h->n = 0;
+}
+
+/* Removes pid's references from the list without dropping them. */
+static struct held take_out(struct mr_unwinder *u, int32_t pid)
+{
+	struct held h = { .pid = pid };
+
+	for (size_t i = 0; i < u->nheld; i++) {
+		if (u->held[i].pid == pid) {
+			h = u->held[i];
+			u->held[i] = u->held[--u->nheld];
+			break;
+		}
+	}
+	return h;
 }
 
 void mr_unwinder_forget(struct mr_unwinder *u, int32_t pid)
@@ -188,16 +204,23 @@ static int fill(struct mr_unwinder *u, int32_t pid, const struct mr_proc_maps *m
 	return 0;
 }
 
-int mr_unwinder_track(struct mr_unwinder *u, int32_t pid)
+static int track(struct mr_unwinder *u, int32_t pid, uint64_t asked_ns)
 {
 	struct mr_proc_maps maps = { 0 };
 	struct mr_unwind_process *proc;
-	struct held *grown, *h = NULL;
+	struct held *grown, *h = NULL, old;
 	int rc = mr_proc_maps_read(pid, &maps);
 
-	if (rc != 0)
+	if (rc == 0 && maps.n == 0)
+		rc = -ESRCH; /* exiting (its memory is gone already), or a kernel thread */
+	if (rc != 0) {
+		mr_proc_maps_free(&maps);
 		return rc;
-	mr_unwinder_forget(u, pid); /* an exec: its old mappings are gone */
+	}
+	/* Its earlier tables (before an exec, or a library load) are released
+	 * once the new mappings replace the old in the kernel, not before:
+	 * its samples meanwhile are still unwound by the old ones. */
+	old = take_out(u, pid);
 	proc = calloc(1, sizeof(*proc));
 	grown = proc ? mr_grow_array(u->held, &u->held_cap, u->nheld + 1, sizeof(*u->held)) : NULL;
 	if (grown) {
@@ -206,15 +229,31 @@ int mr_unwinder_track(struct mr_unwinder *u, int32_t pid)
 		*h = (struct held){ .pid = pid };
 	}
 	rc = h ? fill(u, pid, &maps, h, proc) : -ENOMEM;
+	if (proc)
+		proc->asked_ns = asked_ns;
 	if (rc == 0 && bpf_map_update_elem(u->processes_fd, &pid, proc, BPF_ANY) != 0)
 		rc = -errno;
 	if (rc == 0)
 		u->processes++;
 	else if (h)
 		mr_unwinder_forget(u, pid);
+	release(u, &old);
 	free(proc);
 	mr_proc_maps_free(&maps);
 	return rc;
+}
+
+int mr_unwinder_track(struct mr_unwinder *u, int32_t pid)
+{
+	return track(u, pid, 0);
+}
+
+int mr_unwinder_refresh(struct mr_unwinder *u, int32_t pid)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return track(u, pid, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
 void mr_unwinder_stats(const struct mr_unwinder *u, struct mr_unwind_stats *out)

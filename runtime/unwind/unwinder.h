@@ -18,8 +18,12 @@ struct mr_unwinder *mr_unwinder_new(int tables_fd, int processes_fd, uint64_t ma
 void mr_unwinder_free(struct mr_unwinder *u);
 /* Reads pid's mappings, loads the tables they need and hands the mappings
  * to the kernel; until then its stacks are walked by frame pointer. 0 or a
- * negative errno (-ESRCH once it is gone). */
+ * negative errno (-ESRCH once it is gone or exiting: what was read before
+ * is kept). */
 int mr_unwinder_track(struct mr_unwinder *u, int32_t pid);
+/* The same, when the walker asked for it (an address outside the mappings
+ * read): the walker asks again no sooner than a second later. */
+int mr_unwinder_refresh(struct mr_unwinder *u, int32_t pid);
 /* Forgets pid and drops its references on tables. */
 void mr_unwinder_forget(struct mr_unwinder *u, int32_t pid);
 void mr_unwinder_stats(const struct mr_unwinder *u, struct mr_unwind_stats *out);

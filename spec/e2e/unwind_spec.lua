@@ -90,6 +90,37 @@ describe("CFI unwinding (end to end)", function()
     end
   end)
 
+  it("unwinds a library loaded after the process was first read (dlopen), once it is read again", function()
+    local script = dir .. "/late_import.py"
+    local fh = assert(io.open(script, "w"))
+    fh:write([[
+import time
+time.sleep(1.0)
+import _decimal as d
+end = time.monotonic() + 30
+x = d.Decimal(1)
+while time.monotonic() < end:
+    x = (x * d.Decimal("1.000001")).sqrt() + d.Decimal(3).ln()
+]])
+    fh:close()
+    local started = io.popen("/usr/bin/python3 " .. e2e.quote(script) .. " >/dev/null 2>&1 & echo $!")
+    local pid = tonumber(started:read("*l"))
+    started:close()
+    pids[#pids + 1] = pid
+    local text = profile(pid, { "--unwind", "cfi", "--no-kernel" })
+    -- The loop runs in _decimal and libmpdec, loaded a second into the run:
+    -- their frames are unwound by their own tables, and the chain goes on
+    -- down to the interpreter's start.
+    local whole = 0
+    for line in text:gmatch("[^\n]+") do
+      if line:match("^python3;_start;__libc_start_main;__libc_start_call_main;Py_BytesMain;")
+        and (line:match("_decimal") or line:match("mpd_")) then
+        whole = whole + 1
+      end
+    end
+    assert.is_true(whole > 0, text)
+  end)
+
   it("loses those callers with --unwind fp, as frame pointers must", function()
     local pid = spawn("both")
     local text, stdout = profile(pid, { "--unwind", "fp", "--no-kernel" })
