@@ -189,6 +189,8 @@ struct mr_profiler_stats {
 	uint64_t unwind_fp_stacks;  /* user stacks walked by frame pointer: their process had no tables yet */
 	uint64_t unwind_fp_frames; /* frames of CFI walks unwound by frame pointer (no table for the address) */
 	uint64_t unwind_truncated; /* user stacks cut at the depth limit */
+	int32_t unwind_mode;       /* enum mr_unwind_mode in use: fp when the kernel refused cfi */
+	uint32_t pad;
 };
 
 /* The user-stack unwinder of a profile with unwind = MR_UNWIND_CFI. */

@@ -61,7 +61,7 @@ static int configure(struct mr_profiler *p, const struct mr_profiler_opts *o)
 	return err;
 }
 
-static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
+static int open_and_load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
 {
 	int e;
 
@@ -74,13 +74,36 @@ static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *e
 	e = configure(p, o);
 	if (e == 0)
 		e = profiler_bpf__load(p->skel);
-	if (e != 0) {
+	if (e != 0)
 		snprintf(err, errlen, "cannot load the profiler's BPF programs: %s (%s)", strerror(-e),
 			 mr_kernel_bpf_hint(e));
+	return e;
+}
+
+/* Loads the programs; a kernel that refuses the CFI walker (no bpf_loop,
+ * a stricter verifier) gets the frame-pointer programs instead, said once
+ * in the log and in the profile's figures (unwind_mode). */
+static int load_programs(struct mr_profiler *p, char *err, size_t errlen)
+{
+	int e = open_and_load(p, &p->opts, err, errlen);
+
+	if (e == 0 || p->opts.unwind != MR_UNWIND_MODE_CFI || e == -EPERM || e == -EACCES)
 		return e;
-	}
-	e = fill_targets(p, o, err, errlen);
-	if (e == 0 && o->unwind == MR_UNWIND_MODE_CFI) {
+	mr_log(MR_LEVEL_WARN, "profiler",
+	       "the kernel refused the CFI unwinder (%s): user stacks by frame pointers", err);
+	profiler_bpf__destroy(p->skel);
+	p->skel = NULL;
+	p->opts.unwind = MR_UNWIND_MODE_FP;
+	return open_and_load(p, &p->opts, err, errlen);
+}
+
+static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
+{
+	int e = load_programs(p, err, errlen);
+
+	if (e == 0)
+		e = fill_targets(p, o, err, errlen);
+	if (e == 0 && p->opts.unwind == MR_UNWIND_MODE_CFI) {
 		p->unwind = mr_unwinder_new(bpf_map__fd(p->skel->maps.unwind_tables),
 					    bpf_map__fd(p->skel->maps.unwind_processes),
 					    o->unwind_table_bytes ? o->unwind_table_bytes
@@ -249,6 +272,7 @@ void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out)
 	out->unwind_fp_stacks = c->unwind_fp_stacks;
 	out->unwind_fp_frames = c->unwind_fp_frames;
 	out->unwind_truncated = c->unwind_truncated;
+	out->unwind_mode = p->opts.unwind;
 }
 
 void mr_profiler_unwind_stats(const mr_profiler *p, struct mr_unwind_stats *out)

@@ -55,9 +55,12 @@ measure() {
 bpf_cost() {
   local id
   for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
-    bpftool -j prog show id "$id" | /usr/bin/python3 -c '
+    bpftool -j prog show id "$id" 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
-p = json.load(sys.stdin)
+try:
+    p = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)  # closed since its id was read
 if p.get("name") == "on_cpu_sample":
     print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
 '

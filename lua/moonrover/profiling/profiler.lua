@@ -49,7 +49,6 @@ function _M.open(opts)
     return nil, err
   end
   self.period_ns = opts.off_cpu and 0 or math.floor(1e9 / o.frequency)
-  self.unwind = o.unwind == lib.MR_UNWIND_MODE_CFI and "cfi" or "fp"
   return self
 end
 
@@ -93,8 +92,9 @@ function _M:stats()
     out[k] = tonumber(s[k])
   end
   local u = self:unwind_stats()
-  out.unwind = { mode = self.unwind, cfi = out.unwind_cfi_stacks, fp = out.unwind_fp_stacks, tables = u.tables,
-    table_bytes = u.table_bytes }
+  -- the mode in use: fp when the kernel refused the CFI walker
+  out.unwind = { mode = s.unwind_mode == rt.lib.MR_UNWIND_MODE_CFI and "cfi" or "fp", cfi = out.unwind_cfi_stacks,
+    fp = out.unwind_fp_stacks, tables = u.tables, table_bytes = u.table_bytes }
   return out
 end
 
