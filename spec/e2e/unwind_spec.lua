@@ -4,6 +4,7 @@
 -- where --unwind fp loses the callers of its frameless functions.
 local e2e = require("support.e2e")
 local folded = require("moonrover.profiling.writers.folded")
+local profiler = require("moonrover.profiling.profiler")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
@@ -119,6 +120,18 @@ while time.monotonic() < end:
       end
     end
     assert.is_true(whole > 0, text)
+  end)
+
+  it("builds each file's table once for every process mapping it, within the memory bound", function()
+    local a, b = spawn("cpu"), spawn("cpu")
+    -- 64 KiB: the workload's table fits, Debian's libc's (about 220 KiB) does not
+    local p = assert(profiler.open({ frequency = 99, pids = { a, b }, unwind = "cfi", unwind_table_bytes = 65536 }))
+    local u = p:unwind_stats()
+    p:close()
+    assert.equals(2, u.processes)
+    assert.is_true(u.hits >= 3, "the second process found its files' tables built: " .. u.hits)
+    assert.is_true(u.not_loaded >= 1, "libc's table is over the bound")
+    assert.is_true(u.tables >= 1 and u.table_bytes <= 65536, u.tables .. " tables, " .. u.table_bytes .. " bytes")
   end)
 
   it("loses those callers with --unwind fp, as frame pointers must", function()

@@ -21,7 +21,8 @@ end
 
 -- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil,
 --         duration_ns = nil (nothing counted past it; nil: until stopped),
---         unwind = "cfi" (unwind tables, frame pointers where none) or "fp" }
+--         unwind = "cfi" (unwind tables, frame pointers where none) or "fp",
+--         unwind_table_bytes = nil (bound on the tables' kernel memory; nil: the runtime's default) }
 function _M.open(opts)
   local lib, ffi = rt.lib, rt.ffi
   local o = ffi.new("struct mr_profiler_opts")
@@ -30,6 +31,7 @@ function _M.open(opts)
   o.kernel = opts.kernel and 1 or 0
   o.duration_ns = opts.duration_ns or 0
   o.unwind = (opts.unwind or _M.DEFAULT_UNWIND) == "fp" and lib.MR_UNWIND_MODE_FP or lib.MR_UNWIND_MODE_CFI
+  o.unwind_table_bytes = opts.unwind_table_bytes or 0
   local pids = opts.pids or {}
   local pid_array = ffi.new("int32_t[?]", math.max(#pids, 1))
   for i, pid in ipairs(pids) do
