@@ -121,7 +121,7 @@ static __always_inline bool wanted(__s32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-static __always_inline void notify(__u32 kind, __s32 pid)
+static __always_inline void notify(__u32 kind, __s32 pid, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
@@ -134,6 +134,7 @@ static __always_inline void notify(__u32 kind, __s32 pid)
 	}
 	n->kind = kind;
 	n->pid = pid;
+	n->addr = addr;
 	bpf_core_read_str(n->comm, sizeof(n->comm), &leader->comm);
 	bpf_ringbuf_submit(n, 0);
 }
@@ -159,7 +160,7 @@ static __always_inline void note_process(__s32 pid)
 	if (state)
 		*state = SEEN_CURRENT;
 	if (state || bpf_map_update_elem(&seen, &pid, &fresh, BPF_NOEXIST) == 0)
-		notify(MR_NOTICE_NEW, pid);
+		notify(MR_NOTICE_NEW, pid, 0);
 }
 
 static __always_inline __u64 hash_stack(const struct mr_stack_trace *st, __u32 depth)
@@ -216,6 +217,7 @@ static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
 {
 	__u32 zero = 0;
 	struct mr_stack_trace *st;
+	struct walk *w;
 	long depth;
 
 	if (!cfi_unwind)
@@ -226,11 +228,14 @@ static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
 		return take_stack(ctx, BPF_F_USER_STACK);
 	}
 	if (should_ask_maps(pid))
-		notify(MR_NOTICE_MAPS, pid);
+		notify(MR_NOTICE_MAPS, pid, 0);
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (w && w->ask_addr)
+		notify(MR_NOTICE_TABLE, pid, w->ask_addr);
 	st = bpf_map_lookup_elem(&scratch, &zero);
 	if (!st || depth == 0)
 		return 0;
-	__sync_fetch_and_add(&counters.unwind_cfi_stacks, 1);
+	__sync_fetch_and_add(w && w->pending ? &counters.unwind_fp_stacks : &counters.unwind_cfi_stacks, 1);
 	return store_stack(st, depth);
 }
 
@@ -386,7 +391,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 
 	bpf_map_delete_elem(&blocked, &tid);
 	if (tgid == tid && bpf_map_delete_elem(&seen, &tgid) == 0)
-		notify(MR_NOTICE_EXIT, tgid);
+		notify(MR_NOTICE_EXIT, tgid, 0);
 	return 0;
 }
 

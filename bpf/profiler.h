@@ -29,14 +29,16 @@ struct mr_stack_value {
 
 enum mr_notice_kind {
 	MR_NOTICE_NEW = 1, /* first sample of a process (or first since its exec): capture its mappings now */
-	MR_NOTICE_EXIT = 2, /* a sampled process exited: forget it once its samples are drained */
-	MR_NOTICE_MAPS = 3, /* a sampled address is outside the mappings read: read them again */
+	MR_NOTICE_EXIT = 2,  /* a sampled process exited: forget it once its samples are drained */
+	MR_NOTICE_MAPS = 3,  /* a sampled address is outside the mappings read: read them again */
+	MR_NOTICE_TABLE = 4, /* a sampled address (addr) is in a mapping whose table is not built */
 };
 
 struct mr_notice {
 	__u32 kind;
 	__s32 pid;
 	char comm[MR_COMM_LEN];
+	__u64 addr; /* MR_NOTICE_TABLE */
 };
 
 /* Kernel-side counters, read by the runtime through the skeleton's .bss. */

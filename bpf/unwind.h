@@ -33,6 +33,9 @@ struct mr_unwind_row {
 
 /* One executable mapping of a process: pc - bias is the address in its
  * file; table 0 means none (walk by frame pointer). */
+/* Its file has a table not built yet: the walker asks for it (once). */
+#define MR_UNWIND_TABLE_PENDING 0xffffffffu
+#define MR_UNWIND_TABLE_ASKED 0xfffffffeu
 struct mr_unwind_mapping {
 	__u64 start;
 	__u64 end;

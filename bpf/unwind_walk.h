@@ -56,6 +56,9 @@ struct walk {
 	__u32 depth;
 	__u32 exact;    /* ip is where the frame is, not a return address */
 	__u32 unmapped; /* an address was outside the process's mappings */
+	__u32 pending;  /* a frame was in a mapping whose table is not built yet */
+	__u32 pad;
+	__u64 ask_addr; /* the address to ask that table for; 0: none */
 };
 
 struct {
@@ -69,8 +72,7 @@ struct {
  * where the verifier cannot follow the search's own bounds. */
 #define MAPPING_MASK (MR_UNWIND_MAX_MAPPINGS - 1)
 
-static __always_inline const struct mr_unwind_mapping *mapping_of(const struct mr_unwind_process *proc,
-								  __u64 pc)
+static __always_inline struct mr_unwind_mapping *mapping_of(struct mr_unwind_process *proc, __u64 pc)
 {
 	__u32 lo = 0, hi = proc->n, mid;
 
@@ -195,8 +197,8 @@ static long unwind_frame(__u32 index, void *ctx)
 	__u32 zero = 0, depth;
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
-	const struct mr_unwind_process *proc;
-	const struct mr_unwind_mapping *m;
+	struct mr_unwind_process *proc;
+	struct mr_unwind_mapping *m;
 	struct mr_unwind_row r;
 	__u64 pc;
 
@@ -212,6 +214,13 @@ static long unwind_frame(__u32 index, void *ctx)
 	m = proc ? mapping_of(proc, pc) : NULL;
 	if (proc && !m)
 		w->unmapped = 1;
+	if (m && m->table >= MR_UNWIND_TABLE_ASKED) {
+		w->pending = 1;
+		if (m->table == MR_UNWIND_TABLE_PENDING && !w->ask_addr) {
+			m->table = MR_UNWIND_TABLE_ASKED;
+			w->ask_addr = pc;
+		}
+	}
 	if (!m || !m->table || row_of(m->table, m->rows, pc - m->bias, &r) != 0) {
 		__sync_fetch_and_add(&counters.unwind_fp_frames, 1);
 		return fp_step(w);
@@ -241,6 +250,8 @@ static __always_inline long unwind_user(__s32 pid)
 	w->depth = 0;
 	w->exact = 1;
 	w->unmapped = 0;
+	w->pending = 0;
+	w->ask_addr = 0;
 	bpf_loop(MR_MAX_STACK_DEPTH, unwind_frame, NULL, 0);
 	depth = w->depth;
 	if (depth >= MR_MAX_STACK_DEPTH) {

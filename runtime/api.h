@@ -207,6 +207,7 @@ struct mr_unwind_stats {
 	uint64_t build_ns;            /* time spent building tables */
 	uint64_t processes;           /* processes given their mappings */
 	uint64_t mappings_dropped;    /* executable mappings past MR_UNWIND_MAX_MAPPINGS of a process */
+	uint64_t built_on_demand;     /* tables built when the walker first needed them */
 };
 
 mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_t errlen);

@@ -114,7 +114,7 @@ static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *e
 		 * first sample; one that cannot be read now gets its tables at
 		 * its first sample's notice, as any other process. */
 		for (uint32_t i = 0; e == 0 && i < o->npids; i++)
-			(void)mr_unwinder_track(p->unwind, o->pids[i]);
+			(void)mr_unwinder_prepare(p->unwind, o->pids[i]);
 	}
 	return e;
 }

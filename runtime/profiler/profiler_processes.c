@@ -79,6 +79,8 @@ int mr_profiler_handle_notice(void *ctx, void *data, size_t size)
 		note_exit(p, n->pid);
 	else if (n->kind == MR_NOTICE_MAPS)
 		note_maps(p, n->pid);
+	else if (n->kind == MR_NOTICE_TABLE && p->unwind)
+		(void)mr_unwinder_load(p->unwind, n->pid, n->addr); /* unreadable: frame pointers there */
 	return 0;
 }
 

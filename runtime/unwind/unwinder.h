@@ -16,11 +16,17 @@ struct mr_unwinder;
  * unwind_processes maps; max_bytes bounds the tables' kernel memory. */
 struct mr_unwinder *mr_unwinder_new(int tables_fd, int processes_fd, uint64_t max_bytes);
 void mr_unwinder_free(struct mr_unwinder *u);
-/* Reads pid's mappings, loads the tables they need and hands the mappings
- * to the kernel; until then its stacks are walked by frame pointer. 0 or a
- * negative errno (-ESRCH once it is gone or exiting: what was read before
- * is kept). */
+/* Reads pid's mappings and hands them to the kernel with the tables already
+ * built; the others are built when the walker first needs them
+ * (mr_unwinder_load). Until then its stacks are walked by frame pointer. 0
+ * or a negative errno (-ESRCH once it is gone or exiting: what was read
+ * before is kept). */
 int mr_unwinder_track(struct mr_unwinder *u, int32_t pid);
+/* The same, building every table pid needs now (processes named up front). */
+int mr_unwinder_prepare(struct mr_unwinder *u, int32_t pid);
+/* The walker met addr of pid in a mapping whose table is not built: builds
+ * it and gives it to every process waiting for that file. 0 or -errno. */
+int mr_unwinder_load(struct mr_unwinder *u, int32_t pid, uint64_t addr);
 /* The same, when the walker asked for it (an address outside the mappings
  * read): the walker asks again no sooner than a second later. */
 int mr_unwinder_refresh(struct mr_unwinder *u, int32_t pid);

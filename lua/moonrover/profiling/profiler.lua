@@ -107,7 +107,7 @@ function _M:unwind_stats()
   rt.lib.mr_profiler_unwind_stats(self.handle, s)
   local out = {}
   for _, k in ipairs({ "tables", "table_bytes", "built", "hits", "evicted", "not_loaded", "files_without_table",
-    "rows", "unsupported_rows", "build_ns", "processes", "mappings_dropped" }) do
+    "rows", "unsupported_rows", "build_ns", "processes", "mappings_dropped", "built_on_demand" }) do
     out[k] = tonumber(s[k])
   end
   return out
