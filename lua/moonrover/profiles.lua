@@ -64,11 +64,12 @@ end
 local function check_fields(opts)
   for k in pairs(opts) do
     if not OPTIONS[k] then
-      return nil, "unknown option '" .. tostring(k) .. "' (options: pids, duration, frequency, off_cpu, kernel, on_done)"
+      return nil, "unknown option '" .. tostring(k)
+        .. "' (options: pids, duration, frequency, off_cpu, kernel, on_done)"
     end
   end
   local d, f = opts.duration, opts.frequency
-  if d ~= nil and (type(d) ~= "number" or not (d > 0) or d == math.huge) then
+  if d ~= nil and (type(d) ~= "number" or d ~= d or d <= 0 or d == math.huge) then
     return nil, "duration must be a number of seconds above 0 (or nil: until stopped), not " .. tostring(d)
   end
   if f ~= nil and (type(f) ~= "number" or f < 1 or f ~= math.floor(f)) then
