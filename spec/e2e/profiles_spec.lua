@@ -14,6 +14,18 @@ local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 -- A profile's end is checked at each tick; 20 s leave room for a loaded
 -- machine on top of the longest duration below.
 local WAIT_S = 20
+local DOC = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/lua-api.md"
+
+-- The Lua examples of the doc's "Profiles" section, in order.
+local function doc_examples()
+  local text = assert(files.read(DOC))
+  local section = assert(text:match("\n## Profiles: `moonrover.profiles`\n(.-)\n## "))
+  local out = {}
+  for code in section:gmatch("```lua\n(.-)```") do
+    out[#out + 1] = code
+  end
+  return out
+end
 
 local function wait_done(...)
   local handles = { ... }
@@ -205,5 +217,35 @@ end }))
     agent:stop()
     assert.is_truthy(done, agent:log_tail())
     assert.matches("<svg", files.read(dir .. "/agent.svg"))
+  end)
+
+  it("runs the examples of docs/lua-api.md as they are written", function()
+    local pid = spawn("cpu_ratio", "30")
+    local scripts = dir .. "/scripts"
+    os.execute("mkdir -m 755 " .. scripts)
+    local examples = doc_examples()
+    assert.same(7, #examples)
+    for i, code in ipairs(examples) do
+      -- the files go to this case's directory, not /tmp itself
+      files.write(string.format("%s/example_%d.lua", scripts, i), (code:gsub("/tmp/", dir .. "/")))
+    end
+    local expected = { "profile of %d+ done: %d+ samples in 5%.0 s", "stopped after 3%.%d s: done true, %d+ samples",
+      "last %d%.%d s: %d+ samples", "deepest stack: %d+ frames", "profile%.svg: written", "profile%.pb%.gz: written",
+      "profile%.folded: written", "profile 3: too many profiles: 2 running %(limit max_profiles = 2%)",
+      "2 running on 1 profiler%(s%) at 99 Hz; 1 refused" }
+    local agent = agent_run.start(dir, scripts, nil, "PID=" .. pid)
+    local seen = agent_run.wait_for(function()
+      local log = agent:log_text()
+      for _, pattern in ipairs(expected) do
+        if not log:match(pattern) then
+          return false
+        end
+      end
+      return true
+    end, WAIT_S)
+    agent:stop()
+    assert.is_truthy(seen, agent:log_tail())
+    assert.is_nil(agent:log_text():match("error"), agent:log_tail())
+    assert.matches("burn_alpha", files.read(dir .. "/profile.folded"))
   end)
 end)
