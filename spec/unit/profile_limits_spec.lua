@@ -1,9 +1,7 @@
--- Specs for what moonrover.profiles lets run at once (profile_limits.lua),
--- how it tells a file's format (output_format.lua) and which profiles share
--- a profiler (profile_group.key).
+-- Specs for what moonrover.profiles lets run at once (profile_limits.lua)
+-- and how it tells a file's format (output_format.lua).
 local limits = require("moonrover.profiling.profile_limits")
 local output_format = require("moonrover.profiling.output_format")
-local profile_group = require("moonrover.profiling.profile_group")
 
 local function on_cpu(frequency)
   return { frequency = frequency, off_cpu = false, kernel = true }
@@ -68,16 +66,5 @@ describe("profile output formats", function()
     f, err = output_format.for_path("a.svg", "png")
     assert.is_nil(f)
     assert.same("unknown profile format 'png' (formats: folded, pprof, svg)", err)
-  end)
-end)
-
-describe("profile sharing", function()
-  it("shares a profiler between profiles of one kind of sampling only", function()
-    assert.same(profile_group.key(on_cpu(99)), profile_group.key(on_cpu(99)))
-    assert.are_not.same(profile_group.key(on_cpu(99)), profile_group.key(on_cpu(100)))
-    assert.are_not.same(profile_group.key(on_cpu(99)),
-      profile_group.key({ frequency = 99, off_cpu = false, kernel = false }))
-    assert.same(profile_group.key({ off_cpu = true, kernel = true, frequency = 0 }),
-      profile_group.key({ off_cpu = true, kernel = true, frequency = 0 }))
   end)
 end)
