@@ -1,0 +1,144 @@
+-- Specs for moonrover.processes on real processes: the list and one process's
+-- facts, CPU shares of a busy loop and a sleeper over an interval, threads,
+-- processes that exit, pids reused, and the load averages.
+local processes = require("moonrover.processes")
+local e2e = require("support.e2e")
+local clock = require("support.clock")
+local files = require("support.files")
+local capture = require("support.shell").capture
+
+local ffi = require("ffi")
+pcall(ffi.cdef, "int getpid(void);")
+
+local function own_pid()
+  return ffi.C.getpid()
+end
+
+-- Starts a shell command in the background; returns its pid.
+local function start(cmd)
+  local p = assert(io.popen(cmd .. " >/dev/null 2>&1 & echo $!"))
+  local pid = tonumber(p:read("*l"))
+  p:close()
+  return pid
+end
+
+describe("processes", function()
+  local pids = {}
+
+  after_each(function()
+    for _, pid in ipairs(pids) do
+      e2e.kill(pid)
+    end
+    pids = {}
+  end)
+
+  local function spawn(cmd)
+    local pid = start(cmd)
+    pids[#pids + 1] = pid
+    return pid
+  end
+
+  it("lists this process with its name, executable, command line, cgroup and owner", function()
+    local me = own_pid()
+    local list = assert(processes.list())
+    local found
+    for _, p in ipairs(list) do
+      if p.pid == me then
+        found = p
+      end
+    end
+    assert.is_table(found, "this process (" .. me .. ") is not in the list of " .. #list)
+    local cmdline = files.read("/proc/self/cmdline"):gsub("%z$", ""):gsub("%z", " ")
+    assert.equal(files.read("/proc/self/comm"):gsub("\n$", ""), found.comm)
+    assert.equal(capture("readlink /proc/" .. me .. "/exe"):gsub("\n$", ""), found.exe)
+    assert.equal(cmdline, found.cmdline)
+    assert.equal(tonumber(capture("id -u")), found.uid)
+    assert.truthy(found.cgroup:find("^/"))
+    local v2 = files.read("/proc/self/cgroup"):match("^0::(%S+)\n$")
+    if v2 then
+      assert.equal(v2, found.cgroup)
+    end
+    assert.is_true(found.start_time <= os.time() + 1 and found.start_time > os.time() - 86400,
+      "start time " .. found.start_time .. " is not in the last day")
+    assert.same(found, processes.get(me))
+  end)
+
+  it("answers nil and why for a process that does not exist or a bad pid", function()
+    local p, err = processes.get(0x7ffffff0)
+    assert.is_nil(p)
+    assert.equal("no process " .. 0x7ffffff0, err)
+    p, err = processes.get("x")
+    assert.is_nil(p)
+    assert.equal("get(pid): pid must be a positive integer, not x", err)
+  end)
+
+  it("gives a busy loop about one core and a sleeper about none, over the interval", function()
+    local busy = spawn("exec sh -c 'while :; do :; done'")
+    local sleeper = spawn("exec sleep 60")
+    local s = processes.sampler()
+    local first = assert(s:sample({ busy, sleeper }))
+    assert.is_nil(first[busy].cpu)
+    assert.is_nil(first[sleeper].cpu)
+    os.execute("sleep 2")
+    local second = assert(s:sample({ busy, sleeper }))
+    -- Generous bounds: the machine is shared, and ticks are 10 ms.
+    assert.is_true(second[busy].cpu > 0.2 and second[busy].cpu < 1.2, "busy loop: " .. second[busy].cpu)
+    assert.is_true(second[sleeper].cpu < 0.05, "sleeper: " .. second[sleeper].cpu)
+    assert.equal("sleep", second[sleeper].comm)
+    assert.equal(1, second[sleeper].threads)
+    assert.is_true(second[sleeper].rss_bytes > 0)
+    assert.equal(first[sleeper].start_time, second[sleeper].start_time)
+  end)
+
+  it("counts the threads of a multi-threaded process", function()
+    local pid = spawn("exec python3 -c 'import threading, time\n" ..
+      "for _ in range(4): threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n" ..
+      "time.sleep(60)'")
+    local s = processes.sampler()
+    local threads = clock.wait_for(function()
+      local r = s:sample({ pid })[pid]
+      return r and r.threads == 5 and r.threads
+    end)
+    assert.equal(5, threads, "python3 with 4 threads never showed 5 threads")
+  end)
+
+  it("leaves out a process that exited, without an error, and forgets it", function()
+    local pid = spawn("exec sleep 60")
+    local s = processes.sampler()
+    assert.is_table(s:sample({ pid })[pid])
+    e2e.kill(pid)
+    local gone = clock.wait_for(function()
+      local r = assert(s:sample({ pid, own_pid() }))
+      return r[pid] == nil and r[own_pid()] ~= nil
+    end)
+    assert.is_true(gone, "process " .. pid .. " still sampled after it was killed")
+    assert.is_nil(s.seen[pid])
+  end)
+
+  it("gives no CPU share across a pid's reuse by another process", function()
+    local pid = spawn("exec sleep 60")
+    local s = processes.sampler()
+    s:sample({ pid })
+    s.seen[pid].start = s.seen[pid].start - 1
+    assert.is_nil(s:sample({ pid })[pid].cpu)
+    assert.is_number(s:sample({ pid })[pid].cpu)
+  end)
+
+  it("samples every process when given no pids", function()
+    local all = assert(processes.sampler():sample())
+    assert.is_table(all[own_pid()])
+    assert.is_table(all[1])
+  end)
+
+  it("refuses pids that are not a list", function()
+    local r, err = processes.sampler():sample(42)
+    assert.is_nil(r)
+    assert.equal("sample(pids): pids must be a list of pids or nil, not number", err)
+  end)
+
+  it("reads the load averages and the CPUs online", function()
+    local sys = assert(processes.system())
+    assert.is_true(sys.load1 >= 0 and sys.load5 >= 0 and sys.load15 >= 0)
+    assert.equal(tonumber(capture("nproc --all")) >= sys.cpus and sys.cpus >= 1, true)
+  end)
+end)
