@@ -131,8 +131,8 @@ static int read_stat(int32_t pid, struct mr_proc_stat_fields *f)
 	return mr_proc_stat_parse(text, f);
 }
 
-static void fill(struct mr_proc_stat *out, int32_t pid, const struct mr_proc_stat_fields *f, double hz,
-		 uint64_t page)
+void mr_proc_stat_fill(struct mr_proc_stat *out, int32_t pid, const struct mr_proc_stat_fields *f, double hz,
+		       uint64_t page)
 {
 	out->pid = pid;
 	out->threads = f->threads > INT32_MAX ? INT32_MAX : (int32_t)f->threads;
@@ -157,7 +157,7 @@ int32_t mr_proc_stat_read(const int32_t *pids, uint32_t n, struct mr_proc_stat *
 		memset(&out[i], 0, sizeof(out[i]));
 		if (read_stat(pids[i], &f) != 0)
 			continue;
-		fill(&out[i], pids[i], &f, (double)hz, (uint64_t)page);
+		mr_proc_stat_fill(&out[i], pids[i], &f, (double)hz, (uint64_t)page);
 		read++;
 	}
 	return read;

@@ -20,4 +20,10 @@ struct mr_proc_stat_fields {
  * begin past the last ')'. */
 int mr_proc_stat_parse(const char *text, struct mr_proc_stat_fields *f);
 
+struct mr_proc_stat;
+/* Fills the api.h record of pid from its fields, with the clock ticks per
+ * second and the page size. */
+void mr_proc_stat_fill(struct mr_proc_stat *out, int32_t pid, const struct mr_proc_stat_fields *f, double hz,
+		       uint64_t page);
+
 #endif
