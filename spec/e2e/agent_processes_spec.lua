@@ -123,8 +123,10 @@ end)
       WAIT_S)
     assert.truthy(fired, agent:log_tail())
     local before = agent:metric("spec_watch_samples_total") or 0
-    assert.truthy(agent_run.wait_for(function() return (agent:metric("spec_watch_samples_total") or 0) >= before + 3 end,
-      WAIT_S), "the script stopped sampling:\n" .. agent:log_tail())
+    local sampled = agent_run.wait_for(function()
+      return (agent:metric("spec_watch_samples_total") or 0) >= before + 3
+    end, WAIT_S)
+    assert.truthy(sampled, "the script stopped sampling:\n" .. agent:log_tail())
     local log = agent:log_text()
     assert.equal(1, count(log, "busy " .. busy .. " (sh)"), log)
     assert.truthy(log:find("listed " .. busy .. ": sh /", 1, true), log)
