@@ -156,3 +156,71 @@ describe("processes", function()
     assert.equal(tonumber(capture("nproc --all")) >= sys.cpus and sys.cpus >= 1, true)
   end)
 end)
+
+describe("processes under a mapped proc root", function()
+  local MAPPING = "ROVER_HOST_PROC_MAPPING"
+  local ID = string.rep("ab", 32)
+  local dir, saved, hz, page
+  pcall(ffi.cdef, "int setenv(const char *name, const char *value, int overwrite); int unsetenv(const char *name);")
+
+  local function set_mapping(value)
+    if value then
+      assert.equal(0, ffi.C.setenv(MAPPING, value, 1))
+    else
+      assert.equal(0, ffi.C.unsetenv(MAPPING))
+    end
+  end
+
+  -- A stat line: utime, stime, threads, start and rss (pages) at their fields.
+  local function stat(pid, comm, utime, stime, threads, started, rss)
+    return string.format("%d (%s) S 1 %d %d 0 -1 4194560 100 0 0 0 %d %d 0 0 20 0 %d 0 %d 1000 %d 0 0 0\n", pid,
+      comm, pid, pid, utime, stime, threads, started, rss)
+  end
+
+  setup(function()
+    saved = os.getenv(MAPPING)
+    hz = tonumber(capture("getconf CLK_TCK"))
+    page = tonumber(capture("getconf PAGESIZE"))
+    dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -m 700 " .. dir .. " " .. dir .. "/42 " .. dir .. "/43")
+    files.write(dir .. "/42/stat", stat(42, "a) (b", 3 * hz, hz, 3, 1000 * hz, 50))
+    files.write(dir .. "/42/cmdline", "nginx\0-g\0daemon off;\0")
+    files.write(dir .. "/42/cgroup", "0::/system.slice/docker-" .. ID .. ".scope\n")
+    files.write(dir .. "/42/status", "Name:\tnginx\nUid:\t1000\t33\t33\t33\nGid:\t0\t0\t0\t0\n")
+    files.write(dir .. "/43/stat", "43 (broken) S 1\n")
+    files.write(dir .. "/loadavg", "0.50 1.25 2.00 1/100 4242\n")
+  end)
+
+  teardown(function()
+    set_mapping(saved)
+    if dir then os.execute("rm -rf " .. dir) end
+  end)
+
+  before_each(function() set_mapping(dir) end)
+  after_each(function() set_mapping(saved) end)
+
+  it("reads a stat line whose name holds spaces and parentheses, and leaves out a malformed one", function()
+    local r = assert(processes.sampler():sample({ 42, 43 }))
+    assert.is_nil(r[43])
+    assert.same({ threads = 3, rss_bytes = 50 * page, comm = "a) (b" },
+      { threads = r[42].threads, rss_bytes = r[42].rss_bytes, comm = r[42].comm })
+  end)
+
+  it("lists the processes of the mapped root with their cgroup, container and effective uid", function()
+    local list = assert(processes.list())
+    assert.equal(1, #list)
+    local p = list[1]
+    assert.same({ 42, "a) (b", "", "nginx -g daemon off;", "/system.slice/docker-" .. ID .. ".scope", ID, 33 },
+      { p.pid, p.comm, p.exe, p.cmdline, p.cgroup, p.container_id, p.uid })
+    assert.equal(p.start_time, processes.get(42).start_time)
+    local uptime = tonumber(files.read("/proc/uptime"):match("^(%S+)"))
+    local boot = os.time() - uptime
+    assert.is_true(math.abs(p.start_time - (boot + 1000)) < 2, "start " .. p.start_time .. ", boot " .. boot)
+  end)
+
+  it("reads the load averages of the mapped root", function()
+    local sys = assert(processes.system())
+    assert.same({ 0.5, 1.25, 2 }, { sys.load1, sys.load5, sys.load15 })
+  end)
+end)
