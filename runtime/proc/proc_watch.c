@@ -48,6 +48,14 @@ struct mr_proc_watch {
  * more than one thread. */
 static atomic_size_t kept_total;
 
+/* Closes a read-only /proc file. Its close cannot lose data, and Linux
+ * releases the descriptor even when close reports an error, so there is
+ * nothing to do about one. */
+static void release(int fd)
+{
+	(void)close(fd);
+}
+
 static void free_owned(void *obj)
 {
 	mr_proc_watch_free(obj);
@@ -72,7 +80,7 @@ static void drop(mr_proc_watch *w, size_t i)
 {
 	struct kept *k = &w->kept[i];
 
-	close(k->fd);
+	release(k->fd);
 	mr_pid_table_remove(w->index, k->pid);
 	kept_total--;
 	*k = w->kept[--w->n_kept];
@@ -127,7 +135,7 @@ static void keep(mr_proc_watch *w, int32_t pid, int fd)
 	kept_total++;
 	return;
 no_room:
-	close(fd);
+	release(fd);
 }
 
 /* Reads the text of fd from offset 0, NUL-terminated; the length or -errno. */
@@ -176,7 +184,7 @@ static int read_new(mr_proc_watch *w, int32_t pid, char *text, size_t cap)
 		return -errno;
 	n = read_at_start(fd, text, cap);
 	if (n <= 0) {
-		close(fd);
+		release(fd);
 		return n < 0 ? (int)n : -ESRCH;
 	}
 	keep(w, pid, fd);
