@@ -158,7 +158,7 @@ function Sampler:load_pids(pids)
       return nil, n
     end
     self:reserve(n)
-    ffi.copy(self.pids, all, n * 4)
+    ffi.copy(self.pids, all, n * ffi.sizeof("int32_t"))
     return n
   end
   if type(pids) ~= "table" then
@@ -168,7 +168,7 @@ function Sampler:load_pids(pids)
   self:reserve(n)
   for i = 1, n do
     local pid = tonumber(pids[i])
-    self.pids[i - 1] = pid and pid > 0 and pid <= 0x7fffffff and pid or 0
+    self.pids[i - 1] = pid and pid > 0 and pid <= 0x7fffffff and pid == math.floor(pid) and pid or 0
   end
   return n
 end

@@ -11,9 +11,9 @@
  * sockets); pids beyond that are read by opening and closing each time. A
  * file is closed when a read does not ask for its pid. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
