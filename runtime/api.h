@@ -369,13 +369,16 @@ int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const ch
  * mr_metrics_histogram in api_test.h); nbounds 0: the default bounds. */
 int32_t mr_script_histogram(mr_script *s, const char *name, const char *help, const char *labels,
 			    const double *bounds, uint32_t nbounds, char *err, size_t errlen);
+/* The three metric updates bracket themselves (the time budget's interrupt
+ * waits until they return), never lock, allocate or fail and ignore a
+ * series id they do not know: rt.lua calls them unbracketed (rt.lock_free). */
 void mr_script_metric_add(mr_script *s, int32_t series, double v);
+void mr_script_metric_set(mr_script *s, int32_t series, double v);
+void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 /* Asks the kernel to copy a connection's bytes (MR_NET_CAPTURE) or only count
  * them (MR_NET_COUNT): the network tracer's decision, see
  * mr_data_plane_net_verdict. A canary's verdicts are not applied. */
 int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
-void mr_script_metric_set(mr_script *s, int32_t series, double v);
-void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 
 /* --------------------------------------------------------------- transport */
 
