@@ -75,4 +75,33 @@ function Silence:clear(key)
   end
 end
 
+local PLAIN = { string = true, number = true, boolean = true }
+
+-- export(): the silences running now as plain data for agent.export:
+-- { seconds = s, remaining = { { key, seconds left }, ... } }. Keys that are
+-- not strings, numbers or booleans cannot cross a reload and are left out.
+function Silence:export()
+  local now, remaining = self.now(), {}
+  for key, ends in pairs(self.ends) do
+    if ends > now and PLAIN[type(key)] then
+      remaining[#remaining + 1] = { key, ends - now }
+    end
+  end
+  return { seconds = self.seconds, remaining = remaining }
+end
+
+-- import(data, now_fn): the silences export() gave data of, each with the
+-- time it had left; now_fn as for new.
+function _M.import(data, now_fn)
+  if type(data) ~= "table" or type(data.remaining) ~= "table" then
+    error("silence.import(data, now_fn): data must be what q:export() returned", 2)
+  end
+  local q = _M.new(data.seconds, now_fn)
+  local now = q.now()
+  for _, entry in ipairs(data.remaining) do
+    q.ends[entry[1]] = now + entry[2]
+  end
+  return q
+end
+
 return _M

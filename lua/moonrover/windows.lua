@@ -149,4 +149,29 @@ function Window:resize(n)
   return self
 end
 
+-- export(): the window as plain data for agent.export (its values must be
+-- plain data too): { n = n, slots = { { second, value }, ... } }.
+function Window:export()
+  local slots = {}
+  for i = 1, self.n do
+    if self.second[i] then
+      slots[#slots + 1] = { self.second[i], self.value[i] }
+    end
+  end
+  table.sort(slots, function(a, b) return a[1] < b[1] end)
+  return { n = self.n, slots = slots }
+end
+
+-- import(data): the window that export() gave data of (after a hot reload).
+function _M.import(data)
+  if type(data) ~= "table" or type(data.slots) ~= "table" then
+    error("windows.import(data): data must be what w:export() returned", 2)
+  end
+  local w = _M.new(data.n)
+  for _, slot in ipairs(data.slots) do
+    w:add(slot[1], slot[2])
+  end
+  return w
+end
+
 return _M

@@ -1,6 +1,7 @@
 -- End-to-end specs of user scripts watching processes in `moonrover agent`:
 -- every example of docs/lua-api.md's "Processes" and "Windows and silence"
--- sections runs as a user script without an error, and a policy built on
+-- sections runs as a user script without an error (and the one keeping its
+-- window and silence across a reload keeps them), and a policy built on
 -- moonrover.processes, moonrover.windows and moonrover.silence finds a busy
 -- loop and acts on it once.
 local e2e = require("support.e2e")
@@ -66,7 +67,7 @@ describe("moonrover agent watching processes (end to end)", function()
 
   it("runs every example of the Processes and Windows sections of docs/lua-api.md", function()
     local examples = doc_examples()
-    assert.equal(7, #examples, "examples found in docs/lua-api.md")
+    assert.equal(8, #examples, "examples found in docs/lua-api.md")
     for i, text in ipairs(examples) do
       write(string.format("%s/example_%d.lua", scripts, i), text)
     end
@@ -79,7 +80,14 @@ describe("moonrover agent watching processes (end to end)", function()
     end, WAIT_S)
     assert.truthy(logged, agent:log_tail())
     assert.is_number(agent:metric("example_load_per_cpu"), "the load gauge is not on /metrics")
+    -- A reload hands the last example's window and silence to its new version.
+    agent:signal("HUP")
+    local kept = agent_run.wait_for(function()
+      return tonumber(agent:log_text():match("%[example_8%] watching the load per CPU, ([1-9]%d*) seconds of it kept"))
+    end, WAIT_S)
+    assert.truthy(kept, "the reloaded example kept no history:\n" .. agent:log_tail())
     local health = agent:get("/healthz") or ""
+    assert.truthy(health:find("last reload: ok", 1, true), health)
     for i = 1, #examples do
       local name = "example_" .. i
       assert.truthy(health:find("  " .. name .. ": active", 1, true), name .. " is not active:\n" .. health)

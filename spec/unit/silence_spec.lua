@@ -68,3 +68,27 @@ describe("silence", function()
     assert.has_error(function() q:try("a", "x") end)
   end)
 end)
+
+describe("silence export and import", function()
+  it("carries the silences running, with the time each had left, across a reload", function()
+    local now = 100
+    local q = silence.new(600, function() return now end)
+    q:try("a")
+    q:try(42, 10)
+    q:try({})
+    now = 105
+    local data = q:export()
+    table.sort(data.remaining, function(x, y) return tostring(x[1]) < tostring(y[1]) end)
+    assert.same({ seconds = 600, remaining = { { 42, 5 }, { "a", 595 } } }, data)
+    local later = 5000
+    local back = silence.import(data, function() return later end)
+    assert.equal(595, back:remaining("a"))
+    assert.equal(5, back:remaining(42))
+    assert.is_false(back:try("a"))
+  end)
+
+  it("refuses what export did not give", function()
+    assert.has_error(function() silence.import({}) end,
+      "silence.import(data, now_fn): data must be what q:export() returned")
+  end)
+end)

@@ -100,3 +100,23 @@ describe("windows", function()
       "percentile(q, p, now): q must be a number from 0 to 1, not 50")
   end)
 end)
+
+describe("windows export and import", function()
+  it("carries a window's slots across a reload as plain data", function()
+    local w = windows.new(4)
+    for s = 1, 6 do
+      w:add(s + 0.5, s * 10)
+    end
+    local data = w:export()
+    assert.same({ n = 4, slots = { { 3, 30 }, { 4, 40 }, { 5, 50 }, { 6, 60 } } }, data)
+    local back = windows.import(data)
+    assert.equal(3, back:count_over(35, 4, 6))
+    assert.equal(60, back:get(6))
+    assert.is_nil(back:get(2))
+  end)
+
+  it("refuses what export did not give", function()
+    assert.has_error(function() windows.import(nil) end,
+      "windows.import(data): data must be what w:export() returned")
+  end)
+end)
