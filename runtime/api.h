@@ -501,8 +501,10 @@ struct mr_proc_system {
 	int32_t cpus;                /* CPUs online */
 };
 int32_t mr_proc_system_read(struct mr_proc_system *out, char *err, size_t errlen);
-/* When the machine booted, in seconds since the Unix epoch (CLOCK_REALTIME
- * minus CLOCK_BOOTTIME, now). */
+/* When the machine booted, in seconds since the Unix epoch: the whole second
+ * the kernel gives (btime in the proc root's stat file, as ps reads it), the
+ * same for every caller; CLOCK_REALTIME minus CLOCK_BOOTTIME when there is
+ * none. */
 double mr_proc_boot_epoch(void);
 
 /* POSIX extended regular expressions, for naming rules. */

@@ -26,8 +26,8 @@ local function monotonic()
   return tonumber(lib.mr_sys_monotonic_ns()) / 1e9
 end
 
--- The boot time in Unix seconds, taken once per Lua state so that a
--- process's start_time is the same number at every reading.
+-- The boot time in Unix seconds (the kernel's, a whole second: the same for
+-- every script and version), read once per Lua state.
 local boot_epoch
 
 local function unix_start(start_seconds)

@@ -198,7 +198,28 @@ static double seconds(clockid_t clock)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The "btime" line of the proc root's stat file, as ps reads it. */
+static int btime_line(void *ctx, const char *line)
+{
+	unsigned long long v;
+
+	if (sscanf(line, "btime %llu", &v) != 1)
+		return 0;
+	*(double *)ctx = (double)v;
+	return -ECANCELED;
+}
+
 double mr_proc_boot_epoch(void)
 {
-	return seconds(CLOCK_REALTIME) - seconds(CLOCK_BOOTTIME);
+	char path[PATH_MAX];
+	double boot = 0;
+	FILE *f;
+	int rc = snprintf(path, sizeof(path), "%s/stat", mr_proc_root());
+
+	if (rc > 0 && (size_t)rc < sizeof(path) && (f = fopen(path, "re")) != NULL) {
+		rc = mr_file_read_lines(f, btime_line, &boot);
+		if (fclose(f) != 0 || rc != -ECANCELED)
+			boot = 0;
+	}
+	return boot > 0 ? boot : seconds(CLOCK_REALTIME) - seconds(CLOCK_BOOTTIME);
 }
