@@ -15,6 +15,7 @@
 local pid_list = require("moonrover.pid_list")
 local profile_group = require("moonrover.profiling.profile_group")
 local profile_limits = require("moonrover.profiling.profile_limits")
+local profile_options = require("moonrover.profiling.profile_options")
 local profile_result = require("moonrover.profiling.profile_result")
 local profiler = require("moonrover.profiling.profiler")
 local rt = require("moonrover.rt")
@@ -25,9 +26,6 @@ Handle.__index = Handle
 
 local TICK_S = 0.1
 local DRAIN_S = 2
-local MAX_PIDS = 4096 -- the BPF profiler's pid set
-local DEFAULT_FREQUENCY = 99
-local OPTIONS = { pids = true, duration = true, frequency = true, off_cpu = true, kernel = true, on_done = true }
 
 local groups = {}  -- sharing key -> profile_group
 local running = {} -- handles, in start order
@@ -38,76 +36,6 @@ local next_id = 0
 
 local function now()
   return tonumber(rt.lib.mr_sys_monotonic_ns()) / 1e9
-end
-
-local function check_pids(pids)
-  if type(pids) ~= "table" or #pids == 0 then
-    return nil, "pids must be a non-empty list of process ids"
-  end
-  if #pids > MAX_PIDS then
-    return nil, string.format("%d pids: a profile takes at most %d", #pids, MAX_PIDS)
-  end
-  local seen, out = {}, {}
-  for _, pid in ipairs(pids) do
-    if type(pid) ~= "number" or pid < 1 or pid ~= math.floor(pid) or pid > 0x7fffffff then
-      return nil, "pids: " .. tostring(pid) .. " is not a process id"
-    end
-    if not seen[pid] then
-      seen[pid] = true
-      out[#out + 1] = pid
-    end
-  end
-  table.sort(out)
-  return out
-end
-
-local function check_fields(opts)
-  for k in pairs(opts) do
-    if not OPTIONS[k] then
-      return nil, "unknown option '" .. tostring(k)
-        .. "' (options: pids, duration, frequency, off_cpu, kernel, on_done)"
-    end
-  end
-  local d, f = opts.duration, opts.frequency
-  if d ~= nil and (type(d) ~= "number" or d ~= d or d <= 0 or d == math.huge) then
-    return nil, "duration must be a number of seconds above 0 (or nil: until stopped), not " .. tostring(d)
-  end
-  if f ~= nil and (type(f) ~= "number" or f < 1 or f ~= math.floor(f)) then
-    return nil, "frequency must be a whole number of Hz, at least 1, not " .. tostring(f)
-  end
-  for _, k in ipairs({ "off_cpu", "kernel" }) do
-    if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
-      return nil, k .. " must be true or false, not " .. tostring(opts[k])
-    end
-  end
-  if opts.on_done ~= nil and type(opts.on_done) ~= "function" then
-    return nil, "on_done must be a function, not " .. type(opts.on_done)
-  end
-  return true
-end
-
--- The options with their defaults, or nil and the first problem.
-local function options(opts)
-  if type(opts) ~= "table" then
-    return nil, "start(opts): opts must be a table"
-  end
-  local ok, err = check_fields(opts)
-  if not ok then
-    return nil, err
-  end
-  local pids
-  pids, err = check_pids(opts.pids)
-  if not pids then
-    return nil, err
-  end
-  return {
-    pids = pids,
-    duration = opts.duration,
-    off_cpu = opts.off_cpu == true,
-    frequency = opts.off_cpu and 0 or (opts.frequency or DEFAULT_FREQUENCY),
-    kernel = opts.kernel ~= false,
-    on_done = opts.on_done,
-  }
 end
 
 local function total_frequency()
@@ -187,7 +115,7 @@ local function finish(h, ended, err)
   end
   remove(running, h)
   local t = now()
-  h.state = "done"
+  h.state, h.ended_at = "done", t
   h.err = err or (not ok and leave_err) or nil
   h.final = profile_result.new({ profile = h.whole, off_cpu = h.off_cpu, frequency = h.frequency, pids = h.pids,
     duration = math.min(t - h.started, h.duration or math.huge), ended = ended })
@@ -216,7 +144,7 @@ end
 -- Starts a profile; the handle, or nil and why (bad options, a limit, a
 -- pid that names no process, or the kernel refused).
 function _M.start(opts)
-  local o, err = options(opts)
+  local o, err = profile_options.check(opts)
   if not o then
     counts.failed = counts.failed + 1
     return nil, err
@@ -347,7 +275,7 @@ function Handle:collect()
   if not fresh then
     return nil, err
   end
-  local t = self.state == "done" and math.min(now(), self.started + (self.duration or math.huge)) or now()
+  local t = self.state == "done" and math.min(self.ended_at, self.started + (self.duration or math.huge)) or now()
   local r = profile_result.new({ profile = self.since, off_cpu = self.off_cpu, frequency = self.frequency,
     pids = self.pids, duration = math.max(t - self.since_started, 0), ended = "collected" })
   self.since, self.since_started = fresh, t
