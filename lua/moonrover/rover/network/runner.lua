@@ -62,7 +62,8 @@ function _M:stop()
   end
 end
 
-function _M:collect()
+-- No EBPFProfilingData: the task's data goes out through report().
+function _M.collect()
   return {}
 end
 
@@ -111,15 +112,14 @@ end
 
 -- What the task has to send since the last report: { meters = list of
 -- MeterDataCollection, logs = list of LogData, events = list of
--- SpanAttachedEvent }. now_ms: wall clock; offset_ns: wall-clock ns minus
--- the tracer's monotonic ns.
-function _M:report(now_ms, offset_ns)
+-- SpanAttachedEvent }. now_ms: wall clock; clock: { seconds, nanos }, the
+-- wall clock minus the tracer's monotonic clock.
+function _M:report(now_ms, clock)
   self.conns:drain(function(c, counts)
     local key, labels, role = traffic.of(self.peers, c.member, c.role, c.remote, c.protocol)
     self.meters:l4(key, c.member, labels, role, counts)
   end)
   local logs, events = {}, {}
-  local clock = { offset_ns = offset_ns }
   for _, s in ipairs(self.sampler:take()) do
     logs[#logs + 1] = traces.log(s, self.peers, now_ms)
     for _, e in ipairs(traces.events(s, clock)) do

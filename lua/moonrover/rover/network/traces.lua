@@ -86,20 +86,24 @@ function _M.span_ref(ex)
     type = ex.trace_header == "sw8" and SKYWALKING or ZIPKIN }
 end
 
+-- The wall-clock Instant of a tracer timestamp (clock: the wall clock's
+-- lead, split in whole seconds and nanoseconds so that no sum exceeds what
+-- a double holds exactly).
 local function instant(ns, clock)
-  local wall = ns + clock.offset_ns
-  local seconds = math.floor(wall / 1e9)
-  return { seconds = seconds, nanos = math.floor(wall - seconds * 1e9) }
+  local seconds = math.floor(ns / 1e9)
+  local nanos = ns - seconds * 1e9 + clock.nanos
+  local carry = math.floor(nanos / 1e9)
+  return { seconds = seconds + clock.seconds + carry, nanos = nanos - carry * 1e9 }
 end
 
 local function content(ex, request, max)
   local text
   if request then
-    text = string.format("%s %s %s", tostring(ex.method), tostring(ex.target), tostring(ex.version))
+    text = string.format("%s %s HTTP/%s", tostring(ex.method), tostring(ex.target), tostring(ex.version))
       .. (ex.host and ("\r\nHost: " .. ex.host) or "")
       .. (ex.trace_value and ("\r\n" .. ex.trace_header .. ": " .. ex.trace_value) or "")
   else
-    text = string.format("%s %d", tostring(ex.version), ex.status)
+    text = string.format("HTTP/%s %d", tostring(ex.version), ex.status)
   end
   if type(max) == "number" and max > 0 and #text > max then
     text = text:sub(1, max)
@@ -136,8 +140,8 @@ local function event(sample, request, clock)
 end
 
 -- The SpanAttachedEvents of sample: none, the request's, the response's or
--- both, as its rule's Settings ask. clock.offset_ns: wall-clock ns minus
--- the tracer's (monotonic) ns.
+-- both, as its rule's Settings ask. clock: { seconds, nanos }, the wall
+-- clock minus the tracer's (monotonic) clock.
 function _M.events(sample, clock)
   local settings, out = sample.rule.Settings, {}
   if type(settings) ~= "table" then
