@@ -113,7 +113,8 @@ describe("rover network meters", function()
       assert.same({ bucket = 10, count = 1 }, h.values[4])
       assert.same({
         { name = "server_process_id", value = "p-nginx" }, { name = "client_address", value = "10.0.0.9:51000" },
-        { name = "side", value = "server" }, { name = "protocol", value = "http" }, { name = "is_ssl", value = "false" },
+        { name = "side", value = "server" }, { name = "protocol", value = "http" },
+        { name = "is_ssl", value = "false" },
       }, m.rover_net_p_http1_request_counter[1].labels)
     end)
 

@@ -51,7 +51,8 @@ describe("rover network traces", function()
 
   it("sends no span events unless the rule's Settings ask for the complete request or response", function()
     assert.same({}, traces.events(sample(), { seconds = 0, nanos = 0 }))
-    local events = traces.events(sample(nil, { Settings = { RequireCompleteResponse = true } }), { seconds = 0, nanos = 0 })
+    local rule = { Settings = { RequireCompleteResponse = true } }
+    local events = traces.events(sample(nil, rule), { seconds = 0, nanos = 0 })
     assert.equal(1, #events)
     assert.equal("HTTP Response Sampling", events[1].event)
   end)
