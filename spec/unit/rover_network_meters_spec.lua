@@ -185,7 +185,7 @@ describe("rover network meters", function()
     end)
 
     it("counts an accept whose process is known only at the connection's next event", function()
-      local c = connections.new({ [NGINX.pid] = NGINX })
+      local c = connections.new({ [NGINX.pid] = NGINX }, traffic.peers())
       assert.is_nil(c:on_event(conn_event({ kind = "accept", pid = 0, conn = 5 })))
       assert.is_nil(c:on_event(conn_event({ kind = "accept", pid = 0, conn = 6 })))
       assert.truthy(c:on_event(conn_event({ kind = "close", conn = 5, bytes_received = 10 })))
@@ -193,6 +193,24 @@ describe("rover network meters", function()
       local seen = {}
       c:drain(function(conn, counts) seen[#seen + 1] = { conn.member.id, counts.connects, counts.closes } end)
       assert.same({ { "p-nginx", 1, 1 } }, seen)
+    end)
+
+    it("knows the task's local addresses while their connections are open", function()
+      local peers = traffic.peers()
+      local c = connections.new({ [BACKEND.pid] = BACKEND }, peers)
+      local function accepted(conn, kind)
+        c:on_event(conn_event({ kind = kind, pid = BACKEND.pid, conn = conn, local_addr = "127.0.0.1:8080",
+          remote_addr = "127.0.0.1:" .. (40000 + conn) }))
+      end
+      accepted(1, "accept")
+      accepted(2, "accept")
+      accepted(1, "close")
+      c:drain(function() end)
+      assert.equal(BACKEND, traffic.member_at(peers, "127.0.0.1:8080"))
+      accepted(2, "close")
+      c:drain(function() end)
+      assert.is_nil(traffic.member_at(peers, "127.0.0.1:8080"))
+      assert.is_true(peers.local_ips["127.0.0.1"])
     end)
 
     it("labels a connection with the protocol an exchange on it showed", function()

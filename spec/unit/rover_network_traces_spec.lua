@@ -40,7 +40,7 @@ describe("rover network traces", function()
 
   it("names the other end by its process when it is the task's, as local when on this host", function()
     local peers = traffic.peers()
-    traffic.saw_local(peers, "127.0.0.1:8080", BACKEND)
+    traffic.add_local(peers, "127.0.0.1:8080", BACKEND)
     local body = json.decode(traces.body(sample({ role = "client", remote = "127.0.0.1:8080" }), peers))
     assert.same({ process_id = "p-nginx", ["local"] = false, address = "" }, body.client_process)
     assert.same({ process_id = "p-backend", ["local"] = false, address = "" }, body.server_process)

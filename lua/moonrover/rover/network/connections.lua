@@ -6,15 +6,19 @@
 -- an exchange on it) names a process of the task: an accepted connection
 -- gets its process only at its first read or write, so an accept whose
 -- process is not known yet is kept aside until the connection's next event
--- says whose it is.
+-- says whose it is. The task's peers index (traffic.lua) follows the local
+-- ends of the connections kept.
+local traffic = require("moonrover.rover.network.traffic")
+
 local _M = {}
 local mt = { __index = _M }
 
 local MAX_UNOWNED = 65536 -- accepts waiting for their process; beyond it the oldest are forgotten
 
--- members: pid -> member ({ pid, id, entity }).
-function _M.new(members)
-  return setmetatable({ members = members, conns = {}, unowned = {}, unowned_count = 0, forgotten = 0 }, mt)
+-- members: pid -> member ({ pid, id, entity }); peers: traffic.peers().
+function _M.new(members, peers)
+  return setmetatable({ members = members, peers = peers, conns = {}, unowned = {}, unowned_count = 0,
+    forgotten = 0 }, mt)
 end
 
 local function interval()
@@ -22,13 +26,25 @@ local function interval()
     retransmits = 0 }
 end
 
-local function track(self, id, member, ev)
-  local c = {
-    member = member, role = ev.role, remote = ev.remote_addr, ["local"] = ev.local_addr, protocol = "unknown",
-    sent = 0, received = 0, cur = interval(),
-  }
+local function track(self, id, member)
+  local c = { member = member, role = "unknown", protocol = "unknown", sent = 0, received = 0, cur = interval() }
   self.conns[id] = c
   return c
+end
+
+-- What ev says of c's role and ends.
+local function update(self, c, role, local_addr, remote)
+  if role and role ~= "unknown" then
+    c.role = role
+  end
+  c.remote = remote or c.remote
+  if local_addr and local_addr ~= c["local"] then
+    if c["local"] then
+      traffic.remove_local(self.peers, c["local"])
+    end
+    c["local"] = local_addr
+    traffic.add_local(self.peers, local_addr, c.member)
+  end
 end
 
 local function remember_accept(self, ev)
@@ -58,7 +74,7 @@ local function owned(self, ev)
   if not member then
     return nil
   end
-  c = track(self, ev.conn, member, ev)
+  c = track(self, ev.conn, member)
   if accepted then
     c.cur.connects = 1
   end
@@ -92,9 +108,7 @@ function _M:on_event(ev)
   if not c then
     return nil
   end
-  c.role = ev.role ~= "unknown" and ev.role or c.role
-  c.remote = ev.remote_addr or c.remote
-  c["local"] = ev.local_addr or c["local"]
+  update(self, c, ev.role, ev.local_addr, ev.remote_addr)
   add_bytes(c, ev)
   if kind == "connect" or kind == "accept" then
     c.cur.connects = c.cur.connects + 1
@@ -114,9 +128,9 @@ end
 -- An exchange on a connection: it is the task's (when its process is), and
 -- its protocol is known.
 function _M:on_exchange(ex)
-  local c = owned(self, { conn = ex.conn, pid = ex.pid, role = ex.role, remote_addr = ex.remote,
-    local_addr = ex["local"] })
+  local c = owned(self, ex)
   if c then
+    update(self, c, ex.role, ex["local"], ex.remote)
     c.protocol = ex.protocol
   end
   return c
@@ -137,6 +151,9 @@ function _M:drain(fn)
     end
     if c.closed then
       self.conns[id] = nil
+      if c["local"] then
+        traffic.remove_local(self.peers, c["local"])
+      end
     end
   end
 end

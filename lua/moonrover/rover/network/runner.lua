@@ -38,8 +38,9 @@ function _M.new(task, members, opts)
   for _, p in ipairs(problems) do
     opts.log("warn", "task %s: sampling %s", task.id, p)
   end
+  local peers = traffic.peers()
   return setmetatable({
-    task = task, opts = opts, members = by_pid, conns = connections.new(by_pid), peers = traffic.peers(),
+    task = task, opts = opts, members = by_pid, conns = connections.new(by_pid, peers), peers = peers,
     meters = meters.new(opts.prefix), sampler = sampler, exchanges = 0, sampled = 0,
   }, mt)
 end
@@ -76,17 +77,10 @@ function _M:close()
   end
 end
 
-local function saw(self, c)
-  if c then
-    traffic.saw_local(self.peers, c["local"], c.member)
-  end
-  return c
-end
-
 -- A batch of the "connection" stream: a list of events.
 function _M:on_connection(events)
   for i = 1, #events do
-    saw(self, self.conns:on_event(events[i]))
+    self.conns:on_event(events[i])
   end
 end
 
@@ -99,7 +93,7 @@ function _M:on_http(exchanges)
   for i = 1, #exchanges do
     local ex = exchanges[i]
     local member = self.members[ex.pid]
-    if member and saw(self, self.conns:on_exchange(ex)) and complete(ex) then
+    if member and self.conns:on_exchange(ex) and complete(ex) then
       local key, labels, role = traffic.of(self.peers, member, ex.role, ex.remote, ex.protocol)
       self.meters:http(key, member, labels, role, ex)
       self.exchanges = self.exchanges + 1

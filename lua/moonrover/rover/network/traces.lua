@@ -36,7 +36,7 @@ local function ends(sample, peers)
   local ex, member = sample.ex, sample.member
   local me = { process_id = member.id, ["local"] = false, address = "" }
   local other = { process_id = "", ["local"] = false, address = "" }
-  local peer = ex.remote and peers.by_addr[ex.remote]
+  local peer = traffic.member_at(peers, ex.remote)
   local ip = traffic.ip(ex.remote)
   if peer then
     other.process_id = peer.id

@@ -27,26 +27,47 @@ function _M.loopback(ip)
   return ip == "::1" or (ip ~= nil and ip:find("^127%.") ~= nil)
 end
 
--- The peers of a task: which addresses belong to its processes, and which
--- IPs are this host's (loopback, and every local address its connections
--- had). member: { id = OAP process id, ... }.
+-- The peers of a task: which addresses its processes' open connections
+-- have at their local end (counted, since a server's accepted connections
+-- share one), and which IPs are this host's (loopback, and every local
+-- address its connections had). member: { id = OAP process id, ... }.
 function _M.peers()
   return { by_addr = {}, local_ips = {} }
 end
 
--- Records that member has a connection whose local end is addr.
-function _M.saw_local(peers, addr, member)
-  if addr then
-    peers.by_addr[addr] = member
-    local ip = _M.ip(addr)
-    if ip then
-      peers.local_ips[ip] = true
+-- A connection of member whose local end is addr opened (or was first seen).
+function _M.add_local(peers, addr, member)
+  local e = peers.by_addr[addr]
+  if e then
+    e.n = e.n + 1
+  else
+    peers.by_addr[addr] = { member = member, n = 1 }
+  end
+  local ip = _M.ip(addr)
+  if ip then
+    peers.local_ips[ip] = true
+  end
+end
+
+-- A connection whose local end is addr is gone.
+function _M.remove_local(peers, addr)
+  local e = peers.by_addr[addr]
+  if e then
+    e.n = e.n - 1
+    if e.n <= 0 then
+      peers.by_addr[addr] = nil
     end
   end
 end
 
+-- The task's process at addr, or nil.
+function _M.member_at(peers, addr)
+  local e = addr and peers.by_addr[addr]
+  return e and e.member
+end
+
 local function remote_label(peers, peer_role, remote)
-  local member = remote and peers.by_addr[remote]
+  local member = _M.member_at(peers, remote)
   if member then
     return peer_role .. "_process_id", member.id
   end
