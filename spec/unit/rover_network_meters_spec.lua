@@ -195,6 +195,24 @@ describe("rover network meters", function()
       assert.same({ { "p-nginx", 1, 1 } }, seen)
     end)
 
+    it("names the peer process of connections that closed together in the interval", function()
+      local r = new_runner({ NGINX, BACKEND })
+      local server = { pid = BACKEND.pid, role = "server", conn = 7, local_addr = "127.0.0.1:8080",
+        remote_addr = "127.0.0.1:40000" }
+      local client = { role = "client", conn = 8, local_addr = "127.0.0.1:40000", remote_addr = "127.0.0.1:8080" }
+      local function ev(base, kind)
+        local e = { kind = kind }
+        for k, v in pairs(base) do
+          e[k] = v
+        end
+        return conn_event(e)
+      end
+      r:on_connection({ ev(client, "connect"), ev(server, "accept"), ev(server, "close"), ev(client, "close") })
+      local m = by_name(r:report(1, CLOCK).meters)
+      assert.equal("p-backend", label(m.rover_net_p_client_close_counts_counter[1], "server_process_id"))
+      assert.equal("p-nginx", label(m.rover_net_p_server_close_counts_counter[1], "client_process_id"))
+    end)
+
     it("knows the task's local addresses while their connections are open", function()
       local peers = traffic.peers()
       local c = connections.new({ [BACKEND.pid] = BACKEND }, peers)
@@ -206,9 +224,12 @@ describe("rover network meters", function()
       accepted(2, "accept")
       accepted(1, "close")
       c:drain(function() end)
+      c:forget_closed()
       assert.equal(BACKEND, traffic.member_at(peers, "127.0.0.1:8080"))
       accepted(2, "close")
       c:drain(function() end)
+      assert.equal(BACKEND, traffic.member_at(peers, "127.0.0.1:8080"))
+      c:forget_closed()
       assert.is_nil(traffic.member_at(peers, "127.0.0.1:8080"))
       assert.is_true(peers.local_ips["127.0.0.1"])
     end)

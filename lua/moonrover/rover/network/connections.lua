@@ -142,13 +142,20 @@ local function empty(cur)
 end
 
 -- Calls fn(connection, counts) for each connection that did something since
--- the last drain, then starts a new interval; closed ones are forgotten.
+-- the last drain, then starts a new interval.
 function _M:drain(fn)
-  for id, c in pairs(self.conns) do
+  for _, c in pairs(self.conns) do
     if not empty(c.cur) then
       fn(c, c.cur)
       c.cur = interval()
     end
+  end
+end
+
+-- Forgets the closed connections (after a drain: what they did until their
+-- close has been counted, and the labels of that report named their ends).
+function _M:forget_closed()
+  for id, c in pairs(self.conns) do
     if c.closed then
       self.conns[id] = nil
       if c["local"] then

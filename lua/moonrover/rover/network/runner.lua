@@ -120,6 +120,7 @@ function _M:report(now_ms, clock)
       events[#events + 1] = e
     end
   end
+  self.conns:forget_closed()
   return { meters = self.meters:take(now_ms), logs = logs, events = events }
 end
 
