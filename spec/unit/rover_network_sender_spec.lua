@@ -86,13 +86,13 @@ describe("rover network sending", function()
     agent.play("http", { exchange(150e6), exchange(1e6) })
     local seen = {}
     s:send(function(rpc, ok) seen[#seen + 1] = rpc .. "=" .. tostring(ok) end)
-    assert.same({ "collectBatch", "collectLogs", "collectSpanAttachedEvents" }, { calls[1].rpc, calls[2].rpc,
+    assert.same({ "collectMeterBatch", "collectLogs", "collectSpanEvents" }, { calls[1].rpc, calls[2].rpc,
       calls[3].rpc })
     assert.same({ "skywalking.v3.MeterDataCollection", "skywalking.v3.LogData", "skywalking.v3.SpanAttachedEvent" },
       { calls[1].type, calls[2].type, calls[3].type })
     assert.equal(1, #calls[2].messages)
     assert.same({ seconds = 1699999996, nanos = 0 }, calls[3].messages[1].startTime)
-    assert.same({ "collectBatch=true", "collectLogs=true", "collectSpanAttachedEvents=true" }, seen)
+    assert.same({ "collectMeterBatch=true", "collectLogs=true", "collectSpanEvents=true" }, seen)
     assert.same({ meters = 1, logs = 1, events = 1 }, s:counts())
   end)
 

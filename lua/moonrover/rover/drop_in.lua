@@ -242,8 +242,8 @@ local function start_timers(st, agent, s)
   end)
 end
 
-local NETWORK_RPCS = { collectBatch = oap_client.COLLECT_METERS, collectLogs = oap_client.COLLECT_LOGS,
-  collectSpanAttachedEvents = oap_client.COLLECT_SPAN_ATTACHED_EVENTS }
+local NETWORK_RPCS = { collectMeterBatch = oap_client.COLLECT_METER_BATCH, collectLogs = oap_client.COLLECT_LOGS,
+  collectSpanEvents = oap_client.COLLECT_SPAN_EVENTS }
 
 -- What NETWORK tasks share: the network streams of the script, and the
 -- sender of their meters, logs and span events.

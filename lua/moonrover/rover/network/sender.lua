@@ -16,9 +16,9 @@ local _M = {}
 local mt = { __index = _M }
 
 _M.CALLS = {
-  { "meters", "collectBatch", "skywalking.v3.MeterDataCollection" },
+  { "meters", "collectMeterBatch", "skywalking.v3.MeterDataCollection" },
   { "logs", "collectLogs", "skywalking.v3.LogData" },
-  { "events", "collectSpanAttachedEvents", "skywalking.v3.SpanAttachedEvent" },
+  { "events", "collectSpanEvents", "skywalking.v3.SpanAttachedEvent" },
 }
 
 function _M.new(deps)
