@@ -182,15 +182,18 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     -- 12 pages (4 with sw8), 3 missing pages (1 with sw8), 1 slow page with
     -- sw8: 16 requests to nginx, one of them proxied to the backend.
     local header = q("sw8: " .. sw8())
-    local base = "http://127.0.0.1:" .. port
+    local function curl(path, traced)
+      return "curl -s -o /dev/null " .. (traced and "-H " .. header .. " " or "") .. "http://127.0.0.1:" .. port
+        .. path
+    end
     local script = {}
     for i = 1, 12 do
-      script[#script + 1] = "curl -sf -o /dev/null " .. (i <= 4 and "-H " .. header .. " " or "") .. base .. "/index.html"
+      script[#script + 1] = curl("/index.html", i <= 4)
     end
     for i = 1, 3 do
-      script[#script + 1] = "curl -s -o /dev/null " .. (i == 1 and "-H " .. header .. " " or "") .. base .. "/missing"
+      script[#script + 1] = curl("/missing", i == 1)
     end
-    script[#script + 1] = "curl -sf -o /dev/null -H " .. header .. " " .. base .. "/slow"
+    script[#script + 1] = curl("/slow", true)
     local code, _, err = e2e.run(table.concat(script, " && "))
     assert.equal(0, code, err)
     local sent = 16
