@@ -215,6 +215,11 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     assert.equal(1, sum(stub, "rover_net_p_http1_request_counter", { client_process_id = nginx_id,
       server_process_id = backend_id, side = "client" }))
     assert.is_true(sum(stub, "rover_net_p_server_read_bytes_counter", { server_process_id = nginx_id }) > 0)
+    -- The agent's own count: nginx's 16 as a server, 1 as the backend's client, the backend's 1.
+    local ids = { nginx_id, backend_id }
+    table.sort(ids)
+    local series = 'moonrover_rover_task_exchanges{process="%s",task="spec-network"}'
+    assert.equal(sent + 2, agent:metric(series:format(table.concat(ids, ","))))
     local first = stub:meters("rover_net_p_http1_request_counter")[1]
     assert.same({ "spec-web", "spec-instance" }, { first.service, first.instance })
 

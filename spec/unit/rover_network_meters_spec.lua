@@ -34,11 +34,11 @@ local function conn_event(fields)
   return ev
 end
 
-local function new_runner(members)
+local function new_runner(members, log)
   local streams = { add = function() return true end, remove = function() end }
   local sender = { add = function() end, remove = function() end }
   local r = assert(runner.new({ id = "t1", target = "NETWORK", process_ids = { "p-nginx" } }, members or { NGINX },
-    { prefix = "rover_net_p", streams = streams, sender = sender, log = function() end,
+    { prefix = "rover_net_p", streams = streams, sender = sender, log = log or function() end,
       regex = function() return nil, "no regex in unit specs" end }))
   assert(r:start())
   return r
@@ -232,6 +232,20 @@ describe("rover network meters", function()
       c:forget_closed()
       assert.is_nil(traffic.member_at(peers, "127.0.0.1:8080"))
       assert.is_true(peers.local_ips["127.0.0.1"])
+    end)
+
+    it("forgets accepts whose process stays unknown past a bound, and says so once", function()
+      local lines = {}
+      local r = new_runner(nil, function(_, fmt, ...) lines[#lines + 1] = fmt:format(...) end)
+      local accepts = {}
+      for i = 1, 65537 do
+        accepts[i] = conn_event({ kind = "accept", pid = 0, conn = 1000 + i })
+      end
+      r:on_connection(accepts)
+      r:report(1, CLOCK)
+      r:report(2, CLOCK)
+      assert.same({ "task t1: forgot 65536 accepted connections whose process was not known yet (65536 so far)" },
+        lines)
     end)
 
     it("labels a connection with the protocol an exchange on it showed", function()

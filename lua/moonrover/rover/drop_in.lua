@@ -86,12 +86,21 @@ local function finder_config(s, agent_id)
   return { rules = rules, instance_id = agent_id, cluster_name = s.cluster_name or "", namer = user_namer() }
 end
 
-local function network_task(task, processes, net)
+local function network_task(task, processes, net, agent)
   local members = {}
   for i, p in ipairs(processes) do
     members[i] = { pid = p.pid, id = task.process_ids[i], entity = p.entity }
   end
-  return network_runner.new(task, members, net)
+  local labels = { task = task.id, process = table.concat(task.process_ids, ",") }
+  local exchanges = agent.gauge("moonrover_rover_task_exchanges", "HTTP exchanges of a NETWORK task's processes "
+    .. "metered so far", labels)
+  local sampled = agent.gauge("moonrover_rover_task_sampled_traces", "Requests a NETWORK task sampled as traces "
+    .. "so far", labels)
+  local opts = setmetatable({ on_report = function(stats)
+    exchanges:set(stats.exchanges)
+    sampled:set(stats.sampled)
+  end }, { __index = net })
+  return network_runner.new(task, members, opts)
 end
 
 local function runner_factory(s, reporter, agent, net)
@@ -102,7 +111,7 @@ local function runner_factory(s, reporter, agent, net)
       pids[i] = p.pid
     end
     if task.target == "NETWORK" then
-      return network_task(task, processes, net)
+      return network_task(task, processes, net, agent)
     end
     -- OAP sends a task once per process, all with the task's id: one series each.
     local labels = { task = task.id, process = table.concat(task.process_ids, ",") }

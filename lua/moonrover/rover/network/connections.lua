@@ -13,7 +13,7 @@ local traffic = require("moonrover.rover.network.traffic")
 local _M = {}
 local mt = { __index = _M }
 
-local MAX_UNOWNED = 65536 -- accepts waiting for their process; beyond it the oldest are forgotten
+local MAX_UNOWNED = 65536 -- accepts waiting for their process; beyond it all are forgotten at once, counted
 
 -- members: pid -> member ({ pid, id, entity }); peers: traffic.peers().
 function _M.new(members, peers)

@@ -23,6 +23,7 @@ local mt = { __index = _M }
 --   sender       :add(runner); :remove(runner) (takes its last report)
 --   regex(p)     -> matcher or nil, err (the sampling rules' URIRegex)
 --   log(level, fmt, ...)
+--   on_report(stats)  optional: told at each report what stats() returns
 function _M.new(task, members, opts)
   if task.target ~= "NETWORK" then
     return nil, "target " .. tostring(task.target) .. " is not NETWORK"
@@ -41,7 +42,7 @@ function _M.new(task, members, opts)
   local peers = traffic.peers()
   return setmetatable({
     task = task, opts = opts, members = by_pid, conns = connections.new(by_pid, peers), peers = peers,
-    meters = meters.new(opts.prefix), sampler = sampler, exchanges = 0, sampled = 0,
+    meters = meters.new(opts.prefix), sampler = sampler, exchanges = 0, sampled = 0, forgotten_logged = 0,
   }, mt)
 end
 
@@ -121,10 +122,19 @@ function _M:report(now_ms, clock)
     end
   end
   self.conns:forget_closed()
+  if self.conns.forgotten > self.forgotten_logged then
+    self.opts.log("warn", "task %s: forgot %d accepted connections whose process was not known yet (%d so far)",
+      self.task.id, self.conns.forgotten - self.forgotten_logged, self.conns.forgotten)
+    self.forgotten_logged = self.conns.forgotten
+  end
+  if self.opts.on_report then
+    self.opts.on_report(self:stats())
+  end
   return { meters = self.meters:take(now_ms), logs = logs, events = events }
 end
 
--- Counts for the module's own metrics: exchanges metered, traces sampled.
+-- Counts for the module's own metrics, since the task started: exchanges
+-- metered, traces sampled.
 function _M:stats()
   return { exchanges = self.exchanges, sampled = self.sampled }
 end
