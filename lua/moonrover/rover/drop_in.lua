@@ -9,9 +9,7 @@
 local config = require("moonrover.config")
 local config_schema = require("moonrover.config_schema")
 local cpu_runner = require("moonrover.rover.cpu_runner")
-local network_runner = require("moonrover.rover.network.runner")
-local network_sender = require("moonrover.rover.network.sender")
-local network_streams = require("moonrover.rover.network.streams")
+local network_tasks = require("moonrover.rover.network.tasks")
 local oap_client = require("moonrover.rover.oap_client")
 local process_finder = require("moonrover.rover.process_finder")
 local process_reporter = require("moonrover.rover.process_reporter")
@@ -86,23 +84,6 @@ local function finder_config(s, agent_id)
   return { rules = rules, instance_id = agent_id, cluster_name = s.cluster_name or "", namer = user_namer() }
 end
 
-local function network_task(task, processes, net, agent)
-  local members = {}
-  for i, p in ipairs(processes) do
-    members[i] = { pid = p.pid, id = task.process_ids[i], entity = p.entity }
-  end
-  local labels = { task = task.id, process = table.concat(task.process_ids, ",") }
-  local exchanges = agent.gauge("moonrover_rover_task_exchanges", "HTTP exchanges of a NETWORK task's processes "
-    .. "metered so far", labels)
-  local sampled = agent.gauge("moonrover_rover_task_sampled_traces", "Requests a NETWORK task sampled as traces "
-    .. "so far", labels)
-  local opts = setmetatable({ on_report = function(stats)
-    exchanges:set(stats.exchanges)
-    sampled:set(stats.sampled)
-  end }, { __index = net })
-  return network_runner.new(task, members, opts)
-end
-
 local function runner_factory(s, reporter, agent, net)
   local frequency = math.max(1, math.floor(1 / math.max(s.dump_period, 0.001)))
   return function(task, processes)
@@ -111,7 +92,7 @@ local function runner_factory(s, reporter, agent, net)
       pids[i] = p.pid
     end
     if task.target == "NETWORK" then
-      return network_task(task, processes, net, agent)
+      return net:runner(task, processes)
     end
     -- OAP sends a task once per process, all with the task's id: one series each.
     local labels = { task = task.id, process = table.concat(task.process_ids, ",") }
@@ -243,32 +224,12 @@ local function start_timers(st, agent, s)
     agent.every(s.check_interval, function() query_tasks(st, agent) end)
     agent.after(1, function() query_tasks(st, agent) end)
     agent.every(s.flush_interval, function() flush(st, agent) end)
-    agent.every(s.report_interval, function() st.net.sender:send() end)
+    agent.every(s.report_interval, function() st.net:send() end)
   end
   agent.every(TICK_SECONDS, function()
     st.tasks:tick()
     publish(st)
   end)
-end
-
-local NETWORK_RPCS = { collectMeterBatch = oap_client.COLLECT_METER_BATCH, collectLogs = oap_client.COLLECT_LOGS,
-  collectSpanEvents = oap_client.COLLECT_SPAN_EVENTS }
-
--- What NETWORK tasks share: the network streams of the script, and the
--- sender of their meters, logs and span events.
-local function network_setup(st, agent, s)
-  local log = function(level, fmt, ...) agent.log[level](fmt, ...) end
-  return {
-    prefix = s.meter_prefix, regex = sys.regex, log = log, streams = network_streams.new(agent.on),
-    sender = network_sender.new({
-      stream = function(rpc, request_type, messages, done)
-        st.client:stream(NETWORK_RPCS[rpc], request_type, messages, "skywalking.v3.Commands",
-          watched(st, agent, rpc, done))
-      end,
-      now_ms = sys.now_ms,
-      monotonic_ns = function() return tonumber(rt.lib.mr_sys_monotonic_ns()) end,
-    }),
-  }
 end
 
 -- /healthz says "degraded: OAP unreachable since ..." while it is.
@@ -323,7 +284,10 @@ function _M.run(agent)
   if not st.reporter then
     error(err, 0)
   end
-  st.net = network_setup(st, agent, s)
+  st.net = network_tasks.new(agent, s.meter_prefix, { regex = sys.regex, now_ms = sys.now_ms,
+    call = function(path, rpc, request_type, messages, done)
+      st.client:stream(path, request_type, messages, "skywalking.v3.Commands", watched(st, agent, rpc, done))
+    end })
   local new_runner, resolve = runner_factory(s, st.reporter, agent, st.net)
   st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,
     log = function(level, fmt, ...) agent.log[level](fmt, ...) end })
@@ -337,7 +301,7 @@ function _M.run(agent)
   agent.on_stop(function()
     st.tasks:stop_all()
     flush(st, agent)
-    st.net.sender:send()
+    st.net:send()
   end)
   agent.log.info("reporting to OAP at %s as agent %s", st.client.address, st.agent_id)
   return true
