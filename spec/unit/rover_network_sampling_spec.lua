@@ -36,7 +36,7 @@ describe("rover network sampling", function()
     for _, text in ipairs({ nil, "{}", '{"NetworkSamplings":[]}' }) do
       local s, problems = sampling.new(text, { regex = regex })
       assert.same({}, problems)
-      assert.is_false(s:active())
+      assert.is_nil(s:rule_for("/api/items"))
       assert.is_nil(s:offer(NGINX, exchange({ status = 500 })))
     end
   end)
@@ -48,7 +48,7 @@ describe("rover network sampling", function()
     local problems
     s, problems = sampling.new('{"NetworkSamplings":[{"URIRegex":"("},{"When5xx":true},{"When4xx":true},3]}',
       { regex = regex })
-    assert.truthy(s:active())
+    assert.is_true(s:rule_for("/").When5xx)
     assert.equal(3, #problems)
     assert.matches('URIRegex "%(": parentheses not balanced', problems[1])
     assert.matches("second rule without URIRegex", problems[2])

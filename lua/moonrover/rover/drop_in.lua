@@ -285,8 +285,8 @@ function _M.run(agent)
     error(err, 0)
   end
   st.net = network_tasks.new(agent, s.meter_prefix, { regex = sys.regex, now_ms = sys.now_ms,
-    call = function(path, rpc, request_type, messages, done)
-      st.client:stream(path, request_type, messages, "skywalking.v3.Commands", watched(st, agent, rpc, done))
+    call = function(path, rpc, request_type, messages)
+      st.client:stream(path, request_type, messages, "skywalking.v3.Commands", watched(st, agent, rpc))
     end })
   local new_runner, resolve = runner_factory(s, st.reporter, agent, st.net)
   st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,

@@ -67,11 +67,6 @@ function _M.new(extension_json, deps)
   return self, problems
 end
 
--- Whether any rule can sample anything.
-function _M:active()
-  return self.default ~= nil or #self.regex_rules > 0
-end
-
 -- The path of a request target: the query cut.
 function _M.path(target)
   return (tostring(target):match("^[^?]*"))

@@ -6,10 +6,11 @@
 -- when there is something to send. A task that ends hands over its last
 -- report, sent with the next one. As in Rover, a report whose send fails is
 -- not sent again (its meters are the deltas of an interval that is over);
--- the failure is counted by the caller's callback.
+-- deps.stream counts the failure.
 --
 -- deps:
---   stream(rpc, request_type, messages, callback)   one client-stream call
+--   stream(rpc, request_type, messages)   one client-stream call (its caller
+--                                         hears how it ended)
 --   now_ms()          wall clock, ms
 --   monotonic_ns()    the tracer's clock, ns
 local _M = {}
@@ -22,8 +23,7 @@ _M.CALLS = {
 }
 
 function _M.new(deps)
-  return setmetatable({ deps = deps, runners = {}, left = { meters = {}, logs = {}, events = {} },
-    sent = { meters = 0, logs = 0, events = 0 } }, mt)
+  return setmetatable({ deps = deps, runners = {}, left = { meters = {}, logs = {}, events = {} } }, mt)
 end
 
 -- The wall clock minus the monotonic one, split as traces.lua wants it.
@@ -58,9 +58,8 @@ function _M:remove(runner)
   end
 end
 
--- Sends the reports of every task since the last send. on_sent(rpc, ok)
--- (optional) hears how each call ended.
-function _M:send(on_sent)
+-- Sends the reports of every task since the last send.
+function _M:send()
   local out = self.left
   self.left = { meters = {}, logs = {}, events = {} }
   for runner in pairs(self.runners) do
@@ -70,21 +69,9 @@ function _M:send(on_sent)
     local kind, rpc, request_type = call[1], call[2], call[3]
     local messages = out[kind]
     if #messages > 0 then
-      self.deps.stream(rpc, request_type, messages, function(response)
-        if response then
-          self.sent[kind] = self.sent[kind] + #messages
-        end
-        if on_sent then
-          on_sent(rpc, response ~= nil)
-        end
-      end)
+      self.deps.stream(rpc, request_type, messages)
     end
   end
-end
-
--- Messages delivered so far, by kind (meters, logs, events).
-function _M:counts()
-  return self.sent
 end
 
 return _M

@@ -16,8 +16,8 @@ local RPCS = { collectMeterBatch = oap_client.COLLECT_METER_BATCH, collectLogs =
 
 -- agent: the script's agent API; meter_prefix: profiling.task.network's;
 -- deps:
---   call(path, rpc, request_type, messages, done)   a client stream to OAP
---     (rpc: its short name, for the drop-in's status and metrics)
+--   call(path, rpc, request_type, messages)   a client stream to OAP (rpc:
+--     its short name, for the drop-in's status and metrics)
 --   regex(pattern), now_ms()                          finder_facts'
 function _M.new(agent, meter_prefix, deps)
   local self = setmetatable({ agent = agent }, mt)
@@ -25,8 +25,8 @@ function _M.new(agent, meter_prefix, deps)
     prefix = meter_prefix, regex = deps.regex, streams = streams.new(agent.on),
     log = function(level, fmt, ...) agent.log[level](fmt, ...) end,
     sender = sender.new({
-      stream = function(rpc, request_type, messages, done)
-        deps.call(RPCS[rpc], rpc, request_type, messages, done)
+      stream = function(rpc, request_type, messages)
+        deps.call(RPCS[rpc], rpc, request_type, messages)
       end,
       now_ms = deps.now_ms,
       monotonic_ns = function() return agent.now() * 1e9 end,
