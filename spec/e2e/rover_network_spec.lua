@@ -1,9 +1,9 @@
 -- End-to-end spec of a Rover NETWORK task against the stand-in OAP: nginx
--- proxying /slow to a slow Python backend, both named by the drop-in's rules,
--- curl sending a known number of requests (some with an sw8 header), and
--- what the task reports: rover_net_p_* meters whose request counts are the
--- requests sent, and the sampled traces of the slow and the 404 requests
--- that carried sw8.
+-- proxying /slow and /fail to a Python backend (slow, and failing), both
+-- named by the drop-in's rules, curl sending a known number of requests
+-- (some with an sw8 or b3 header), and what the task reports: rover_net_p_*
+-- meters whose request counts are the requests sent, and the sampled traces
+-- of the slow, the 404 and the 500 requests that carried a trace header.
 local agent_run = require("support.agent_run")
 local clock = require("support.clock")
 local e2e = require("support.e2e")
@@ -80,6 +80,8 @@ local function sw8()
     b64("/slow"), b64("127.0.0.1:80") }, "-")
 end
 
+local B3_TRACE, B3_SPAN = "80f198ee56343ba864fe8b2a57d3eff7", "e457b5a2e4d86bd1"
+
 -- The stand-in's process id of an entity (a hash of its names, like OAP's).
 local function oap_process_id(process)
   local _, out = e2e.run(string.format("printf '%%s\\0%%s\\0%%s' spec-web spec-instance %s | sha256sum", process))
@@ -141,21 +143,22 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
 
   local function start_servers()
     local backend_port = trace_e2e.free_port()
-    local p = io.popen(string.format("%s %s %d /slow=200:%s >%s 2>&1 & echo $!", PYTHON, q(BACKEND_SCRIPT),
-      backend_port, SLOW_S, q(dir .. "/backend.out")))
+    local p = io.popen(string.format("%s %s %d /slow=200:%s /fail=500 >%s 2>&1 & echo $!", PYTHON,
+      q(BACKEND_SCRIPT), backend_port, SLOW_S, q(dir .. "/backend.out")))
     backend = tonumber(p:read("*l"))
     p:close()
     trace_e2e.wait_for("the backend on port " .. backend_port, function()
       return os.execute("curl -s -o /dev/null http://127.0.0.1:" .. backend_port .. "/none") == 0
     end)
     local port = trace_e2e.free_port()
-    nginx = trace_e2e.nginx(dir, port, { server = "    location /slow { proxy_pass http://127.0.0.1:"
-      .. backend_port .. "; }" })
+    local upstream = " { proxy_pass http://127.0.0.1:" .. backend_port .. "; }"
+    nginx = trace_e2e.nginx(dir, port, { server = "    location /slow" .. upstream .. "\n    location /fail"
+      .. upstream })
     write(dir .. "/www/index.html", "hello\n")
     return port, backend_port
   end
 
-  it("meters every request sent and samples the slow and the 404 requests that carried sw8", function()
+  it("meters every request sent and samples the slow, 404 and 500 requests that carried a trace", function()
     dir = e2e.tmpdir()
     stub = assert(oap.start({ dir = dir }))
     local port, backend_port = start_servers()
@@ -180,23 +183,25 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     end)
 
     -- 12 pages (4 with sw8), 3 missing pages (1 with sw8), 1 slow page with
-    -- sw8: 16 requests to nginx, one of them proxied to the backend.
-    local header = q("sw8: " .. sw8())
-    local function curl(path, traced)
-      return "curl -s -o /dev/null " .. (traced and "-H " .. header .. " " or "") .. "http://127.0.0.1:" .. port
+    -- sw8, 1 failing page with b3: 17 requests to nginx, two of them
+    -- proxied to the backend.
+    local function curl(path, header)
+      return "curl -s -o /dev/null " .. (header and "-H " .. q(header) .. " " or "") .. "http://127.0.0.1:" .. port
         .. path
     end
+    local traced = "sw8: " .. sw8()
     local script = {}
     for i = 1, 12 do
-      script[#script + 1] = curl("/index.html", i <= 4)
+      script[#script + 1] = curl("/index.html", i <= 4 and traced)
     end
     for i = 1, 3 do
-      script[#script + 1] = curl("/missing", i == 1)
+      script[#script + 1] = curl("/missing", i == 1 and traced)
     end
-    script[#script + 1] = curl("/slow", true)
+    script[#script + 1] = curl("/slow", traced)
+    script[#script + 1] = curl("/fail", "b3: " .. B3_TRACE .. "-" .. B3_SPAN .. "-1")
     local code, _, err = e2e.run(table.concat(script, " && "))
     assert.equal(0, code, err)
-    local sent = 16
+    local sent = 17
 
     local nginx_id, backend_id = oap_process_id("nginx"), oap_process_id("backend")
     local served = { server_process_id = nginx_id, side = "server" }
@@ -210,16 +215,18 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     assert.equal(13, sum(stub, "rover_net_p_http1_response_status_counter", served))
     served.code = "404"
     assert.equal(3, sum(stub, "rover_net_p_http1_response_status_counter", served))
-    assert.equal(1, sum(stub, "rover_net_p_http1_request_counter", { server_process_id = backend_id,
+    served.code = "500"
+    assert.equal(1, sum(stub, "rover_net_p_http1_response_status_counter", served))
+    assert.equal(2, sum(stub, "rover_net_p_http1_request_counter", { server_process_id = backend_id,
       client_process_id = nginx_id, side = "server" }))
-    assert.equal(1, sum(stub, "rover_net_p_http1_request_counter", { client_process_id = nginx_id,
+    assert.equal(2, sum(stub, "rover_net_p_http1_request_counter", { client_process_id = nginx_id,
       server_process_id = backend_id, side = "client" }))
     assert.is_true(sum(stub, "rover_net_p_server_read_bytes_counter", { server_process_id = nginx_id }) > 0)
-    -- The agent's own count: nginx's 16 as a server, 1 as the backend's client, the backend's 1.
+    -- The agent's own count: nginx's 17 as a server, 2 as the backend's client, the backend's 2.
     local ids = { nginx_id, backend_id }
     table.sort(ids)
     local series = 'moonrover_rover_task_exchanges{process="%s",task="spec-network"}'
-    assert.equal(sent + 2, agent:metric(series:format(table.concat(ids, ","))))
+    assert.equal(sent + 4, agent:metric(series:format(table.concat(ids, ","))))
     local first = stub:meters("rover_net_p_http1_request_counter")[1]
     assert.same({ "spec-web", "spec-instance" }, { first.service, first.instance })
 
@@ -240,6 +247,9 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     assert.same({ "spec-web", "spec-instance", "OS_LINUX" }, { slow.log.service, slow.log.serviceInstance,
       slow.log.layer })
     assert.same({ "/missing", 404 }, { by_reason.status_4xx.body.uri, by_reason.status_4xx.body.status })
+    local failed = by_reason.status_5xx
+    assert.same({ "/fail", 500, "zipkin", B3_TRACE }, { failed.body.uri, failed.body.status,
+      failed.body.trace_provider, failed.log.traceContext.traceId })
 
     local spans = {}
     for _, e in ipairs(stub:span_events()) do
@@ -256,5 +266,8 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     assert.same({ "spec-trace-1", "spec-segment-1", "2" }, { request.traceContext.traceId,
       request.traceContext.traceSegmentId, request.traceContext.spanId })
     assert.is_truthy(spans["HTTP Response Sampling HTTP/1.1 200"])
+    local zipkin = spans["HTTP Request Sampling GET /fail HTTP/1.1"]
+    assert.same({ B3_TRACE, "", B3_SPAN, "ZIPKIN" }, { zipkin.traceContext.traceId,
+      zipkin.traceContext.traceSegmentId or "", zipkin.traceContext.spanId, zipkin.traceContext.type })
   end)
 end)
