@@ -71,7 +71,6 @@ local AT_LEAST_ONE = { min = 1 }
 local NO_KUBERNETES = "no Kubernetes discovery yet (moonrover names host processes: process_discovery.scanner.regex "
   .. "or a process_naming.lua)"
 local NO_NETWORK = "no NETWORK profiling tasks yet"
-local NO_CONTINUOUS = "no continuous profiling yet"
 local NO_ACCESS_LOG = "no access log module yet"
 local NO_PPROF = "no Go pprof server (moonrover serves /metrics and /healthz, see agent.http)"
 local NO_AGENT_SENSOR = "no AGENT_SENSOR mode (metadata files of SkyWalking language agents)"
@@ -249,7 +248,7 @@ local continuous = map({
     execute_duration = duration("10m", POSITIVE),
     silence_duration = duration("20m", POSITIVE),
   }),
-}, { unused = NO_CONTINUOUS })
+})
 
 local profiling = map({
   active = bool("true"),

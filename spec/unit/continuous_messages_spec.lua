@@ -29,6 +29,11 @@ describe("continuous messages", function()
     assert.same({ samplingURIRegexes = { "/pay", "^/api" } }, r.network)
     assert.same({ type = 3, uri = { path = "/pay", threshold = 10, current = 50 } }, r.causes[1])
     assert.same({ type = 4, uri = { regex = "^/api", threshold = 100, current = 300 } }, r.causes[2])
+    assert.same('{"NetworkSamplings":[{"URIRegex":"/pay","MinDuration":0,"When4xx":true,"When5xx":true,'
+      .. '"Settings":{"RequireCompleteRequest":true,"MaxRequestSize":-1,"RequireCompleteResponse":true,'
+      .. '"MaxResponseSize":-1}},{"URIRegex":"^/api","MinDuration":0,"When4xx":true,"When5xx":true,"Settings":'
+      .. '{"RequireCompleteRequest":true,"MaxRequestSize":-1,"RequireCompleteResponse":true,"MaxResponseSize":-1}}]}',
+      messages.network_extension(causes))
     causes[3] = { checker = rate, threshold = 10, current = 20, regex = "" }
     assert.same({ "" }, messages.sampling_uris(causes))
   end)

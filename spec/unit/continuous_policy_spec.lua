@@ -49,6 +49,7 @@ describe("policy.parse", function()
   it("reads a deleted policy (empty UUID, no Profiling) as a service without policies", function()
     local services = parse('[{"ServiceName":"shop","UUID":""}]')
     assert.same({ { service = "shop", uuid = "", policies = {} } }, services)
+    assert.same("50", parse(ONE)[1].profiling.ON_CPU.PROCESS_CPU.Threshold)
   end)
 
   it("leaves out each bad item with a line naming it, and keeps the others", function()

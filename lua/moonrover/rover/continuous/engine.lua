@@ -97,6 +97,11 @@ function _M:set_policies(service, policies)
   rebuild(self)
 end
 
+-- Whether service has policies.
+function _M:has_policies(service)
+  return self.policies[service] ~= nil
+end
+
 -- The services that have policies.
 function _M:services()
   local out = {}

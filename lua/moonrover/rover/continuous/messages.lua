@@ -5,6 +5,7 @@
 -- carrying its service, instance and timestamp, as Rover sends them).
 -- Tables shaped for moonrover.lib.protobuf: enums as numbers.
 local checkers = require("moonrover.rover.continuous.checkers")
+local json_text = require("moonrover.lib.json_text")
 
 local _M = {}
 
@@ -44,6 +45,23 @@ function _M.sampling_uris(causes)
     end
   end
   return out
+end
+
+local RULE_KEYS = { "URIRegex", "MinDuration", "When4xx", "When5xx" }
+local SETTINGS_KEYS = { "RequireCompleteRequest", "MaxRequestSize", "RequireCompleteResponse", "MaxResponseSize" }
+local SETTINGS = json_text.object(SETTINGS_KEYS, { RequireCompleteRequest = true, MaxRequestSize = -1,
+  RequireCompleteResponse = true, MaxResponseSize = -1 })
+
+-- The ExtensionConfigJSON of the NETWORK task a trigger starts, as Rover
+-- builds it: one sampling rule per URI (every 4xx and 5xx, whole messages).
+function _M.network_extension(causes)
+  local rules = {}
+  for i, uri in ipairs(_M.sampling_uris(causes)) do
+    local rule = json_text.object(RULE_KEYS, { URIRegex = uri ~= "" and uri or nil, MinDuration = 0,
+      When4xx = true, When5xx = true })
+    rules[i] = rule:sub(1, -2) .. ',"Settings":' .. SETTINGS .. "}"
+  end
+  return '{"NetworkSamplings":[' .. table.concat(rules, ",") .. "]}"
 end
 
 -- The ContinuousProfilingReport of a trigger; duration in seconds.

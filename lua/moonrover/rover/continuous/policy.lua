@@ -6,7 +6,8 @@
 -- and why, and the rest of its policy still applies.
 --
 --   local services, problems = policy.parse(json_text, registry, compile_regex)
---   -- services: { { service = name, uuid = text, policies = { { target = "ON_CPU", items = {...} } } } }
+--   -- services: { { service = name, uuid = text, profiling = the raw object,
+--   --              policies = { { target = "ON_CPU", items = {...} } } } }
 --   -- item: { type, checker, threshold, period, count, uri_list (paths) or uri_regex (+ matcher) }
 --
 -- JSON is YAML's flow style: libyaml (moonrover.lib.yaml) reads what OAP's
@@ -138,7 +139,7 @@ function _M.parse(text, registry, compile)
       problems[#problems + 1] = string.format("ServiceWithPolicyJSON item %d has no ServiceName", i)
     else
       services[#services + 1] = { service = s.ServiceName, uuid = type(s.UUID) == "string" and s.UUID or "",
-        policies = _M.read_profiling(s.ServiceName, s.Profiling, registry, compile, problems) }
+        profiling = s.Profiling, policies = _M.read_profiling(s.ServiceName, s.Profiling, registry, compile, problems) }
     end
   end
   return services, problems
