@@ -130,3 +130,25 @@ describe("checkers", function()
     assert.matches("upper case", select(2, reg:add("rss", {})))
   end)
 end)
+
+describe("the continuous_policies.lua example of docs/rover-compatibility.md", function()
+  local DOC = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/rover-compatibility.md"
+
+  local function example()
+    local text = assert(io.open(DOC)):read("*a")
+    return assert(text:match("```lua\n(%-%- continuous_policies%.lua.-)```"), "no continuous_policies.lua example")
+  end
+
+  it("adds its check type and a policy that reads with it", function()
+    local m = assert(loadstring(example(), "=continuous_policies.lua"))()
+    local reg = checkers.new()
+    m.checkers(reg)
+    local problems = {}
+    local policies = policy.read_profiling("orders", m.policies.orders, reg, compile, problems)
+    assert.same({}, problems)
+    local item = policies[1].items[1]
+    assert.same({ "ON_CPU", "PROCESS_RSS_MB", 512, 10, 5 }, { policies[1].target, item.type, item.threshold,
+      item.period, item.count })
+    assert.same(600, item.checker.value({ rss_bytes = 600 * 1048576 }))
+  end)
+end)

@@ -20,7 +20,7 @@ local DEFAULTS = { seconds = 60, max_pids = 1000, max_paths = 100 }
 
 function _M.new(opts)
   opts = opts or {}
-  local self = setmetatable({ pids = {}, npids = 0, evicted = 0, paths_dropped = 0, ignored = 0 }, mt)
+  local self = setmetatable({ procs = {}, npids = 0, evicted = 0, paths_dropped = 0, ignored = 0 }, mt)
   for k, v in pairs(DEFAULTS) do
     local given = opts[k] == nil and v or opts[k]
     if type(given) ~= "number" or given < 1 or given % 1 ~= 0 then
@@ -58,24 +58,24 @@ end
 
 local function evict_oldest(self)
   local oldest_pid, oldest
-  for pid, p in pairs(self.pids) do
+  for pid, p in pairs(self.procs) do
     if not oldest or p.last < oldest then
       oldest_pid, oldest = pid, p.last
     end
   end
-  self.pids[oldest_pid] = nil
+  self.procs[oldest_pid] = nil
   self.npids = self.npids - 1
   self.evicted = self.evicted + 1
 end
 
 local function process(self, pid, second)
-  local p = self.pids[pid]
+  local p = self.procs[pid]
   if not p then
     if self.npids >= self.max_pids then
       evict_oldest(self)
     end
     p = { ring = {}, paths = {}, npaths = 0, last = second }
-    self.pids[pid] = p
+    self.procs[pid] = p
     self.npids = self.npids + 1
   end
   if second > p.last then
@@ -132,7 +132,7 @@ end
 -- { count, errors, latency_ms } (the sum; divide by count for the mean),
 -- or nil when nothing was counted then or it is no longer kept.
 function _M:slot(pid, second, path)
-  local p = self.pids[pid]
+  local p = self.procs[pid]
   local ring = p and (path and p.paths[path] or (not path and p.ring))
   local s = ring and ring[second % self.seconds]
   if s and s.second == second and s.count > 0 then
@@ -141,10 +141,19 @@ function _M:slot(pid, second, path)
   return nil
 end
 
+-- The pids kept, in no order.
+function _M:pids()
+  local out = {}
+  for pid in pairs(self.procs) do
+    out[#out + 1] = pid
+  end
+  return out
+end
+
 -- The paths pid answered (at most max_paths), in no order.
 function _M:paths(pid)
   local out = {}
-  local p = self.pids[pid]
+  local p = self.procs[pid]
   for path in pairs(p and p.paths or {}) do
     out[#out + 1] = path
   end
@@ -153,8 +162,8 @@ end
 
 -- Forgets a process (it exited).
 function _M:forget(pid)
-  if self.pids[pid] then
-    self.pids[pid] = nil
+  if self.procs[pid] then
+    self.procs[pid] = nil
     self.npids = self.npids - 1
   end
 end
