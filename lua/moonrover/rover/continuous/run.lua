@@ -154,10 +154,12 @@ function _M:on_policies(commands)
         self.log("warn", "continuous profiling policy: %s (item left out)", p)
       end
       for _, svc in ipairs(services or {}) do
-        self.uuids[svc.service], self.raw[svc.service], self.oap[svc.service] = svc.uuid, svc.profiling, svc.policies
-        self.log("info", "continuous profiling: service %s has %d policies (UUID %q)", svc.service,
-          #svc.policies, svc.uuid)
-        self:apply(svc.service)
+        if self.uuids[svc.service] ~= svc.uuid then
+          self.uuids[svc.service], self.raw[svc.service], self.oap[svc.service] = svc.uuid, svc.profiling, svc.policies
+          self.log("info", "continuous profiling: service %s has %d policies (UUID %q)", svc.service,
+            #svc.policies, svc.uuid)
+          self:apply(svc.service)
+        end
       end
     end
   end
