@@ -64,6 +64,12 @@ local function data_of(stub, task_id)
   return out
 end
 
+-- The example of docs/lua-api.md's "HTTP series" section.
+local function lua_api_example()
+  local doc = assert(io.open((os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/lua-api.md")):read("*a")
+  return assert(doc:match("```lua\n(%-%- Warns, every 10 s, about the servers.-)```"), "no HTTP series example")
+end
+
 describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", function()
   local dir, stub, agent, workload, service, client
 
@@ -90,12 +96,16 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     e2e.rmdir(dir)
   end)
 
-  local function start_agent(values, extra)
+  -- scripts: file name -> text of user scripts to run beside the drop-in.
+  local function start_agent(values, extra, scripts)
     values.port, values.heartbeat, values.policy, values.check, values.execute = stub.port, HEARTBEAT_S, POLICY_S,
       CHECK_S, EXECUTE_S
     local cfg = dir .. "/rover.yaml"
     write(cfg, (CONFIG:gsub("<(%w+)>", values)))
     os.execute("mkdir -p " .. dir .. "/scripts")
+    for name, text in pairs(scripts or {}) do
+      write(dir .. "/scripts/" .. name, text)
+    end
     agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg) .. (extra or ""))
     assert.is_truthy(agent.port, agent:log_text())
   end
@@ -157,7 +167,7 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     local marker = "/case-" .. dir:match("[^.]+$")
     local server = servers.http_server(service, dir, { "/ok=200", "/fail=500", marker .. "=200" })
     start_agent({ service = "spec-http", match = "http_server[.]py [0-9]+ .*" .. literal(marker) .. "=200" },
-      " --network on")
+      " --network on", { ["http_errors.lua"] = lua_api_example() })
     local function requests(path)
       local paths = {}
       for i = 1, 3000 do
@@ -189,5 +199,9 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     assert.is_true(r.causes[1].uri.current >= 50)
     local m = stub:meters("rover_con_p_http_error_rate")[1]
     assert.same({ "spec-http", "global" }, { m.service, m.labels.uri })
+    -- The HTTP series example of docs/lua-api.md, run as a user script, sees the same server.
+    await("the lua-api.md example's warning about pid " .. server.pid, 10, function()
+      return agent:log_text():find("[http_errors] pid " .. server.pid .. ": ", 1, true)
+    end)
   end)
 end)

@@ -156,7 +156,7 @@ function _M:on_policies(commands)
       for _, svc in ipairs(services or {}) do
         if self.uuids[svc.service] ~= svc.uuid then
           self.uuids[svc.service], self.raw[svc.service], self.oap[svc.service] = svc.uuid, svc.profiling, svc.policies
-          self.log("info", "continuous profiling: service %s has %d policies (UUID %q)", svc.service,
+          self.log("info", "continuous profiling: service %s: %d task types with policies (UUID %q)", svc.service,
             #svc.policies, svc.uuid)
           self:apply(svc.service)
         end
