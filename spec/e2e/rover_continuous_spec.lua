@@ -128,7 +128,8 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     end)
   end
 
-  it("fires one ON_CPU task for a busy process, whose data arrives, and silences the process after it", function()
+  it("fires one ON_CPU task for a busy process, whose data arrives, and silences the process after it, across a "
+    .. "hot reload", function()
     stub = assert(oap.start({ dir = dir }))
     stub:write_policies("spec-busy", { ON_CPU = { PROCESS_CPU = { Threshold = "50", Period = 5, Count = 3 } } })
     workload = e2e.spawn_copy(dir, "cpu_ratio", "120")
@@ -151,9 +152,12 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     assert.is_true(#cpu > 0)
     assert.same({ "spec-busy", "cpu_ratio", "OS_LINUX" }, { cpu[1].service, cpu[1].labels.process_name,
       cpu[1].labels.layer })
-    -- The task ends after EXECUTE_S; the process stays busy, and its
-    -- windows over the threshold, through checks past that: the silence
-    -- (10 min) holds a second trigger back.
+    -- A hot reload hands the policy, the silence and the running task to
+    -- the new version. The task ends after EXECUTE_S; the process stays
+    -- busy, and its windows over the threshold, through checks past that:
+    -- the silence (10 min) holds a second trigger back.
+    agent:signal("HUP")
+    await("the reload", 2, function() return agent:log_text():find("loaded 2 script(s) in", 1, true) end)
     local seen = #stub:meters("rover_con_p_process_cpu")
     local checks = math.ceil((EXECUTE_S + 5) / CHECK_S) + 2
     await(checks .. " more checks", checks * CHECK_S, function()
