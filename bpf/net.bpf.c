@@ -55,7 +55,11 @@ const volatile __u32 payload_max = MR_NET_PAYLOAD_DEFAULT;
 const volatile __s32 exclude_tgid = 0;
 const volatile bool filter_pids = false;
 
-struct mr_net_counters counters;
+struct mr_net_counters counters[MR_NET_COUNTER_SLOTS] __attribute__((aligned(64)));
+
+/* Bumped by user space after each change to the verdicts map: a connection
+ * looks its verdict up again only when this moved (see verdict_of). */
+volatile __u64 verdict_generation = 1;
 
 struct conn {
 	__u64 start_ns;
@@ -65,8 +69,10 @@ struct conn {
 	__s32 pid;            /* 0: an accepted connection before its first data */
 	__u32 retransmits;
 	__u8 role;
-	__u8 pad[3];
+	__u8 verdict; /* enum mr_net_verdict, as of verdict_seen */
+	__u8 pad[2];
 	char comm[MR_NET_COMM_LEN];
+	__u64 verdict_seen; /* the verdict_generation verdict was read at; 0: never */
 };
 
 struct scratch {
@@ -120,6 +126,14 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/* This CPU's counters. */
+static __always_inline struct mr_net_counters *my_counters(void)
+{
+	return &counters[bpf_get_smp_processor_id() & (MR_NET_COUNTER_SLOTS - 1)];
+}
+
+#define COUNT(field) __sync_fetch_and_add(&my_counters()->field, 1)
+
 static __always_inline bool wanted(__s32 tgid)
 {
 	if (tgid == exclude_tgid || tgid == 0)
@@ -167,7 +181,7 @@ static __always_inline void emit_event(__u32 kind, __u64 cookie, const struct so
 	struct mr_tcp_event *e = bpf_ringbuf_reserve(&tcp_events, sizeof(*e), 0);
 
 	if (!e) {
-		__sync_fetch_and_add(&counters.lost_events, 1);
+		COUNT(lost_events);
 		return;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
@@ -197,7 +211,7 @@ static __always_inline struct conn *track(__u64 cookie, __u8 role, __s32 pid)
 	if (pid)
 		bpf_get_current_comm(c.comm, sizeof(c.comm));
 	if (bpf_map_update_elem(&conns, &cookie, &c, BPF_ANY) != 0) {
-		__sync_fetch_and_add(&counters.conns_full, 1);
+		COUNT(conns_full);
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&conns, &cookie);
@@ -308,7 +322,7 @@ static __always_inline struct conn *data_conn(struct sock *sk, __u64 cookie, __s
 	}
 	c = track(cookie, MR_ROLE_UNKNOWN, tgid);
 	if (c) {
-		__sync_fetch_and_add(&counters.found_midstream, 1);
+		COUNT(found_midstream);
 		emit_event(MR_TCP_FOUND, cookie, sk, c, tgid, 0);
 	}
 	return c;
@@ -398,10 +412,10 @@ static __always_inline void send_record(struct scratch *s, __u32 copied)
 	BOUND(size, 2 * MR_NET_PAYLOAD_MAX - 1); /* no change: copied <= MR_NET_PAYLOAD_MAX */
 	if (bpf_ringbuf_output(&net_data, s, sizeof(s->hdr) + size,
 			       wakeup_flag(&net_data, wakeup_data_bytes)) != 0) {
-		__sync_fetch_and_add(&counters.lost_data, 1);
+		COUNT(lost_data);
 		return;
 	}
-	__sync_fetch_and_add(&counters.data_records, 1);
+	COUNT(data_records);
 }
 
 static __always_inline void fill_header(struct scratch *s, __u64 cookie, const struct conn *c, __u8 dir,
@@ -434,6 +448,22 @@ static __always_inline void count_only(struct scratch *s, struct conn *c, __u8 d
 	send_record(s, 0);
 }
 
+/* The connection's verdict: the verdicts map is read again only when user
+ * space changed a verdict since this connection last read it, which saves a
+ * hash lookup on nearly every record. */
+static __always_inline __u8 verdict_of(struct conn *c, __u64 cookie)
+{
+	__u64 generation = verdict_generation;
+	__u8 *v;
+
+	if (c->verdict_seen == generation)
+		return c->verdict;
+	v = bpf_map_lookup_elem(&verdicts, &cookie);
+	c->verdict = v ? *v : MR_NET_CAPTURE;
+	c->verdict_seen = generation;
+	return c->verdict;
+}
+
 /* The checks go cheapest and most selective first: every socket read and
  * write of the machine (the traced server's clients too) runs this. */
 static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
@@ -443,7 +473,6 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 	bool buffered;
 	struct scratch *s;
 	struct conn *c;
-	__u8 *verdict;
 
 	if (ret <= 0 || !wanted(id >> 32) || (bpf_get_current_task_btf()->flags & PF_KTHREAD) || !is_tcp(sk))
 		return;
@@ -455,8 +484,7 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 		return;
 	offset = __sync_fetch_and_add(&c->bytes[dir & 1], (__u64)ret);
 	fill_header(s, cookie, c, dir, id, now);
-	verdict = bpf_map_lookup_elem(&verdicts, &cookie);
-	if (verdict && *verdict == MR_NET_COUNT) {
+	if (verdict_of(c, cookie) == MR_NET_COUNT) {
 		count_only(s, c, dir, now);
 		return;
 	}
@@ -467,9 +495,9 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 	s->hdr.copied = copied;
 	s->hdr.flags = copied == 0 ? MR_NET_NO_PAYLOAD : (copied < (__u32)ret ? MR_NET_TRUNCATED : 0);
 	if (buffered && copied == 0)
-		__sync_fetch_and_add(&counters.unreadable, 1);
+		COUNT(unreadable);
 	else if (copied < (__u32)ret)
-		__sync_fetch_and_add(&counters.truncated, 1); /* at the limit, or past MAX_IOV buffers */
+		COUNT(truncated); /* at the limit, or past MAX_IOV buffers */
 	send_record(s, copied);
 }
 

@@ -82,7 +82,13 @@ struct mr_net_data {
 	__u32 pad2;
 };
 
-/* Kernel-side counters of the network programs (net.bpf.c's .bss). */
+/* Kernel-side counters of the network programs (net.bpf.c's .bss), one
+ * 64-byte slot per CPU (CPUs past MR_NET_COUNTER_SLOTS share slots): one
+ * counter shared by all CPUs moved its cache line between them on every
+ * record, which cost as much as the rest of the record. The runtime sums the
+ * slots (mr_data_plane_net_counters). */
+#define MR_NET_COUNTER_SLOTS 256 /* a power of two */
+
 struct mr_net_counters {
 	__u64 data_records;    /* data records sent */
 	__u64 lost_data;       /* data records lost: the ring was full */
@@ -91,6 +97,7 @@ struct mr_net_counters {
 	__u64 unreadable;      /* data records of which no byte could be read */
 	__u64 conns_full;      /* connections not tracked: the connection map was full */
 	__u64 found_midstream; /* connections first seen after they opened */
+	__u64 pad;             /* one slot is one 64-byte cache line */
 };
 
 #endif

@@ -369,13 +369,16 @@ int32_t mr_script_metric(mr_script *s, uint32_t type, const char *name, const ch
  * mr_metrics_histogram in api_test.h); nbounds 0: the default bounds. */
 int32_t mr_script_histogram(mr_script *s, const char *name, const char *help, const char *labels,
 			    const double *bounds, uint32_t nbounds, char *err, size_t errlen);
+/* The three metric updates bracket themselves (the time budget's interrupt
+ * waits until they return), never lock, allocate or fail and ignore a
+ * series id they do not know: rt.lua calls them unbracketed (rt.lock_free). */
 void mr_script_metric_add(mr_script *s, int32_t series, double v);
+void mr_script_metric_set(mr_script *s, int32_t series, double v);
+void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 /* Asks the kernel to copy a connection's bytes (MR_NET_CAPTURE) or only count
  * them (MR_NET_COUNT): the network tracer's decision, see
  * mr_data_plane_net_verdict. A canary's verdicts are not applied. */
 int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
-void mr_script_metric_set(mr_script *s, int32_t series, double v);
-void mr_script_metric_observe(mr_script *s, int32_t series, double v);
 
 /* --------------------------------------------------------------- transport */
 
@@ -464,6 +467,45 @@ uint64_t mr_proc_start_ns(int32_t pid);
 /* 1 when the process's executable has an ELF symbol table (.symtab or
  * .dynsym) that profiling can use, 0 when not. */
 int32_t mr_proc_has_symbols(int32_t pid, char *err, size_t errlen);
+
+/* ------------------------------------------------------ watching processes */
+
+/* What watching a process reads of it (moonrover.processes): one read of
+ * /proc/PID/stat (below the same proc root as above). */
+struct mr_proc_stat {
+	int32_t pid;          /* 0 when the process could not be read (it exited) */
+	int32_t threads;      /* its threads now */
+	double cpu_seconds;   /* user + system CPU time of all its threads so far */
+	uint64_t start_ticks; /* when it started, clock ticks since boot: with pid, names it */
+	double start_seconds; /* the same in seconds since boot (CLOCK_BOOTTIME) */
+	uint64_t rss_bytes;   /* resident memory */
+	char comm[16];        /* its name */
+};
+/* Reads the n pids into out[0 .. n-1], in order; a pid that cannot be read
+ * (it exited, or pid <= 0) leaves its record zeroed. Returns how many were
+ * read, or -EINVAL for NULL arrays. Never blocks on anything but /proc. */
+int32_t mr_proc_stat_read(const int32_t *pids, uint32_t n, struct mr_proc_stat *out);
+
+/* A sampler's reader: it keeps the stat files of the pids it reads open
+ * between reads (up to a quarter of the open-file limit in all), which
+ * halves the cost of reading the same processes again; a file is closed when
+ * a read does not ask for its pid. A script's readers are closed with it. */
+typedef struct mr_proc_watch mr_proc_watch;
+mr_proc_watch *mr_proc_watch_new(char *err, size_t errlen);
+void mr_proc_watch_free(mr_proc_watch *w);
+/* As mr_proc_stat_read, through w's kept files. */
+int32_t mr_proc_watch_read(mr_proc_watch *w, const int32_t *pids, uint32_t n, struct mr_proc_stat *out);
+
+struct mr_proc_system {
+	double load1, load5, load15; /* the load averages of /proc/loadavg */
+	int32_t cpus;                /* CPUs online */
+};
+int32_t mr_proc_system_read(struct mr_proc_system *out, char *err, size_t errlen);
+/* When the machine booted, in seconds since the Unix epoch: the whole second
+ * the kernel gives (btime in the proc root's stat file, as ps reads it), the
+ * same for every caller; CLOCK_REALTIME minus CLOCK_BOOTTIME when there is
+ * none. */
+double mr_proc_boot_epoch(void);
 
 /* POSIX extended regular expressions, for naming rules. */
 typedef struct mr_regex mr_regex;

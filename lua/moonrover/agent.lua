@@ -10,6 +10,9 @@ local serialize = require("moonrover.lib.serialize")
 local ffi, lib = rt.ffi, rt.lib
 local context = require("moonrover.script_context")
 local script = ffi.cast("mr_script *", context.script)
+local metric_add = rt.lock_free("mr_script_metric_add")
+local metric_set = rt.lock_free("mr_script_metric_set")
+local metric_observe = rt.lock_free("mr_script_metric_observe")
 local getinfo = debug.getinfo
 local THIS = getinfo(1, "S").source
 
@@ -203,12 +206,12 @@ end
 function _M.counter(name, help, labels)
   local id = metric(lib.MR_COUNTER, name, help, labels)
   return {
-    inc = function() lib.mr_script_metric_add(script, id, 1) end,
+    inc = function() metric_add(script, id, 1) end,
     add = function(_, v)
       if type(v) ~= "number" or v < 0 or v ~= v then
         raise("counter:add(v): v must be a number >= 0 (counters only go up), not " .. tostring(v))
       end
-      lib.mr_script_metric_add(script, id, v)
+      metric_add(script, id, v)
     end,
   }
 end
@@ -219,11 +222,11 @@ function _M.gauge(name, help, labels)
   return {
     set = function(_, v)
       check_number(v, "gauge:set(v): v")
-      lib.mr_script_metric_set(script, id, v)
+      metric_set(script, id, v)
     end,
     add = function(_, v)
       check_number(v, "gauge:add(v): v")
-      lib.mr_script_metric_add(script, id, v)
+      metric_add(script, id, v)
     end,
   }
 end
@@ -268,7 +271,7 @@ function _M.histogram(name, help, labels, buckets)
   return {
     observe = function(_, v)
       check_number(v, "histogram:observe(v): v")
-      lib.mr_script_metric_observe(script, id, v)
+      metric_observe(script, id, v)
     end,
   }
 end

@@ -69,10 +69,13 @@ setmetatable(_M, {
 
 -- The runtime functions a script may call without the bracket: pure scans
 -- that read memory given to them and write only their output, and never
--- lock, allocate, block or fail (api.h says so of each). The bracket's cost,
--- a pcall and varargs per call, keeps LuaJIT from compiling the code around
--- a call; these sit on the per-message path of the network tracer.
-local LOCK_FREE = { mr_http1_scan_head = true, mr_http1_scan_next = true, mr_http1_scan_line_end = true }
+-- lock, allocate, block or fail, and the metric updates, which bracket
+-- themselves and never lock, allocate or fail (api.h says so of each). The
+-- bracket's cost, a pcall and varargs per call, keeps LuaJIT from compiling
+-- the code around a call; these sit on the per-message path of the network
+-- tracer and of the scripts fed by it.
+local LOCK_FREE = { mr_http1_scan_head = true, mr_http1_scan_next = true, mr_http1_scan_line_end = true,
+  mr_script_metric_add = true, mr_script_metric_set = true, mr_script_metric_observe = true }
 
 -- rt.lock_free(name): the runtime function name, unbracketed; an error for a
 -- name not in LOCK_FREE.

@@ -5,6 +5,7 @@
  * stream's queue, attaches the programs and reads the kernel-side drop
  * counters. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -234,6 +235,20 @@ int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen)
 	return e ? e : attach_net(d, err, errlen);
 }
 
+/* The sum over the per-CPU slots of the counter at offset in struct
+ * mr_net_counters. */
+static uint64_t net_counter(const struct mr_data_plane *d, size_t offset)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < MR_NET_COUNTER_SLOTS; i++) {
+		const char *slot = (const char *)&d->net->bss->counters[i];
+
+		sum += __atomic_load_n((const uint64_t *)(slot + offset), __ATOMIC_RELAXED);
+	}
+	return sum;
+}
+
 uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stream)
 {
 	if (stream == MR_STREAM_PROCESS && d->process)
@@ -241,21 +256,28 @@ uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stre
 	if (stream == MR_STREAM_BENCH && d->bench)
 		return __atomic_load_n(&d->bench->bss->dropped, __ATOMIC_RELAXED);
 	if (stream == MR_STREAM_TCP && d->net)
-		return __atomic_load_n(&d->net->bss->counters.lost_events, __ATOMIC_RELAXED);
+		return net_counter(d, offsetof(struct mr_net_counters, lost_events));
 	if (stream == MR_STREAM_NET && d->net)
-		return __atomic_load_n(&d->net->bss->counters.lost_data, __ATOMIC_RELAXED);
+		return net_counter(d, offsetof(struct mr_net_counters, lost_data));
 	return 0;
 }
 
 int mr_data_plane_set_verdict(struct mr_data_plane *d, uint64_t conn, uint8_t verdict)
 {
 	int fd = d->net ? bpf_map__fd(d->net->maps.verdicts) : -1;
+	int rc;
 
 	if (fd < 0)
 		return -ENOTCONN;
 	if (verdict == MR_NET_CAPTURE)
-		return bpf_map_delete_elem(fd, &conn) == 0 || errno == ENOENT ? 0 : -errno;
-	return bpf_map_update_elem(fd, &conn, &verdict, BPF_ANY) == 0 ? 0 : -errno;
+		rc = bpf_map_delete_elem(fd, &conn) == 0 || errno == ENOENT ? 0 : -errno;
+	else
+		rc = bpf_map_update_elem(fd, &conn, &verdict, BPF_ANY) == 0 ? 0 : -errno;
+	/* Connections cache their verdict until this moves (net.bpf.c's
+	 * verdict_of); release: the map's change is seen first. */
+	if (rc == 0)
+		__atomic_fetch_add(&d->net->data->verdict_generation, 1, __ATOMIC_RELEASE);
+	return rc;
 }
 
 void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *out)
@@ -263,7 +285,8 @@ void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *
 	memset(out, 0, sizeof(*out));
 	if (!d || !d->net)
 		return;
-	memcpy(out, (const void *)&d->net->bss->counters, sizeof(*out));
+	for (size_t offset = 0; offset < sizeof(*out); offset += sizeof(uint64_t))
+		*(uint64_t *)((char *)out + offset) = net_counter(d, offset);
 }
 
 /* Frees the rings before the maps they read; destroying a skeleton detaches

@@ -53,7 +53,8 @@ local fake_lib = setmetatable({
 local function load_agent(imported, config)
   calls, metric_result, guarded = {}, 7, 0
   package.loaded["moonrover.agent"] = nil
-  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call, lock_free = real.lock_free,
+  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call,
+    lock_free = function(name) return real.lock_free(name) and fake_lib[name] end,
     guard = function(clib)
       guarded = guarded + 1
       return real.guard(clib)

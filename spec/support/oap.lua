@@ -1,16 +1,23 @@
 -- oap.lua - runs the stand-in SkyWalking OAP (spec/support/oap/oap_stub.py)
 -- for specs: start it (it generates its Python gRPC modules from
 -- proto/skywalking as it starts), wait for its port, script the profiling
--- tasks it hands out, read what it recorded, stop it.
+-- tasks and continuous-profiling policies it hands out, read what it
+-- recorded, stop it.
 --
 --   local stub = assert(oap.start({ auth = "token" }))
 --   stub:write_tasks({ { taskId = "t1", serviceName = "svc", updateTime = ms } })
+--   stub:write_policies("svc", { ON_CPU = { PROCESS_CPU = { Threshold = "50", Period = 5, Count = 3 } } })
 --   local lines = stub:wait_records("collectProfilingData", 3)
+--   local reports = stub:wait_profiling_reports(1)   -- reports[1].taskId
+--   local cpu = stub:wait_meters("rover_con_p_process_cpu", 1)
 --   stub:stop()   -- then e2e.rmdir(stub.dir)
 --
 -- Records are the stub's JSON lines decoded: rpc, call, time (ms), metadata,
 -- and message (proto3 JSON: proto field names, int64 values as strings) with
--- seq for streamed messages, or rejected = "UNAUTHENTICATED".
+-- seq for streamed messages, answer (the Commands sent back) for
+-- queryPolicies and reportProfilingTask and task (the task it created) for
+-- reportProfilingTask, or rejected = "UNAUTHENTICATED".
+-- spec/support/oap/README.md lists the rpc names and every function.
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local cjson = require("cjson")
@@ -21,6 +28,15 @@ Stub.__index = Stub
 
 _M.python = "/usr/bin/python3"
 _M.script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/oap/oap_stub.py"
+
+-- Replaces path's content with text; readers never see half a file.
+local function write_atomically(path, text)
+  local tmp = path .. ".tmp"
+  local fh = assert(io.open(tmp, "w"))
+  fh:write(text)
+  fh:close()
+  assert(os.rename(tmp, path))
+end
 
 -- Polls fn every 0.1 s, at most `tries` times, until it returns a value.
 local function poll(fn, tries)
@@ -36,7 +52,7 @@ end
 
 local function command_line(self, opts)
   local words = { _M.python, _M.script, "--port", tostring(opts.port or 0),
-    "--record", self.record, "--tasks", self.tasks }
+    "--record", self.record, "--tasks", self.tasks, "--policies", self.policies }
   if opts.auth then
     words[#words + 1] = "--auth"
     words[#words + 1] = opts.auth
@@ -60,8 +76,8 @@ function _M.start(opts)
   opts = opts or {}
   local dir = opts.dir or e2e.tmpdir()
   local self = setmetatable({ dir = dir, record = dir .. "/oap-record.jsonl", tasks = dir .. "/oap-tasks.json",
-    out = dir .. "/oap.out", err = dir .. "/oap.err", pid_file = dir .. "/oap.pid",
-    exit_file = dir .. "/oap.exit" }, Stub)
+    policies = dir .. "/oap-policies.json", out = dir .. "/oap.out", err = dir .. "/oap.err",
+    pid_file = dir .. "/oap.pid", exit_file = dir .. "/oap.exit" }, Stub)
   -- A restart in the same directory must not read the previous run's files.
   os.remove(self.exit_file)
   os.remove(self.pid_file)
@@ -104,11 +120,22 @@ end
 -- writes an empty table as {} (so an empty task list is written by hand) and
 -- numbers with 14 significant digits, enough for millisecond times.
 function Stub:write_tasks(tasks)
-  local tmp = self.tasks .. ".tmp"
-  local fh = assert(io.open(tmp, "w"))
-  fh:write(#tasks == 0 and "[]" or cjson.encode(tasks))
-  fh:close()
-  assert(os.rename(tmp, self.tasks))
+  write_atomically(self.tasks, #tasks == 0 and "[]" or cjson.encode(tasks))
+end
+
+-- Sets the continuous-profiling policy queryPolicies hands out for one
+-- service, or removes it (profiling nil). profiling is OAP's "Profiling"
+-- object: target type (ON_CPU, OFF_CPU, NETWORK) -> check type
+-- (PROCESS_CPU, PROCESS_THREAD_COUNT, SYSTEM_LOAD, HTTP_ERROR_RATE,
+-- HTTP_AVG_RESPONSE_TIME) -> { Threshold = string, Period = s, Count = n,
+-- URIList = { paths }, URIRegex = string }, sent as written (leave out an
+-- empty URIList: cjson writes {} for it). The policy's UUID is a hash of its
+-- content, so it changes exactly when the policy does. Returns nothing.
+function Stub:write_policies(service, profiling)
+  local text = e2e.read_all(self.policies)
+  local all = text and cjson.decode(text) or {}
+  all[service] = profiling
+  write_atomically(self.policies, next(all) == nil and "{}" or cjson.encode(all))
 end
 
 -- Every complete recorded line, decoded; only those of `rpc` when given.
@@ -132,6 +159,131 @@ function Stub:wait_records(rpc, n, seconds)
       return recs
     end
   end, seconds)
+end
+
+-- A command's arguments as a table key -> value (every value a string).
+function _M.command_args(command)
+  local args = {}
+  for _, kv in ipairs(command.args or {}) do
+    args[kv.key] = kv.value
+  end
+  return args
+end
+
+-- Waits (up to `seconds`, default 10) until fn(self) returns at least n
+-- items; returns them, or nil on timeout.
+local function wait_list(self, fn, n, seconds)
+  return clock.wait_for(function()
+    local list = fn(self)
+    if #list >= n then
+      return list
+    end
+  end, seconds)
+end
+
+-- The tasks of the reportProfilingTask calls received, oldest first:
+-- { taskId = the id the stub answered with, processId = the reported
+-- process's id (as reportProcesses gives it), targetType = "ON_CPU",
+-- "OFF_CPU" or "NETWORK", startTime = ms (the stub's clock), duration = s,
+-- report = the ContinuousProfilingReport (proto3 JSON: cause types as enum
+-- names), time = ms, call = n }. The stub does not hand these tasks out in
+-- queryTasks (OAP does not either: the agent runs them itself). Failed
+-- reports are left out.
+function Stub:profiling_reports()
+  local out = {}
+  for _, r in ipairs(self:records("reportProfilingTask")) do
+    if r.task then
+      local t = r.task
+      out[#out + 1] = { taskId = t.taskId, processId = t.processId, targetType = t.targetType,
+        startTime = t.startTime, duration = t.duration, report = r.message, time = r.time, call = r.call }
+    end
+  end
+  return out
+end
+
+function Stub:wait_profiling_reports(n, seconds)
+  return wait_list(self, Stub.profiling_reports, n, seconds)
+end
+
+-- One meter of a collectMeterBatch or collectMeter record, flattened. The
+-- service, instance and time of a meter that does not carry them are those
+-- of the meter before it in the same collection (batch) or stream.
+local function flat_meter(m, from)
+  local one = m.singleValue or m.histogram
+  local labels = {}
+  for _, l in ipairs(one.labels) do
+    labels[l.name] = l.value
+  end
+  local buckets
+  for i, b in ipairs(m.histogram and m.histogram.values or {}) do
+    buckets = buckets or {}
+    buckets[i] = { bucket = b.bucket, count = tonumber(b.count), isNegativeInfinity = b.isNegativeInfinity }
+  end
+  local ts = tonumber(m.timestamp)
+  return { name = one.name, labels = labels, value = m.singleValue and m.singleValue.value, buckets = buckets,
+    service = m.service ~= "" and m.service or from.service,
+    instance = m.serviceInstance ~= "" and m.serviceInstance or from.instance,
+    timestamp = ts ~= 0 and ts or from.timestamp }
+end
+
+-- Every meter received (collectMeterBatch and collectMeter), oldest first;
+-- only those named `name` when given. Each: { name, labels = { name ->
+-- value }, value (single values) or buckets (histograms: { bucket, count,
+-- isNegativeInfinity } in the order sent), service, instance, timestamp
+-- (ms), call, time (ms at receipt) }.
+function Stub:meters(name)
+  local out, all, last = {}, {}, {}
+  for _, r in ipairs(self:records()) do
+    local list = r.rpc == "collectMeterBatch" and r.message.meterData or r.rpc == "collectMeter" and { r.message }
+    local from = r.rpc == "collectMeter" and last[r.call] or {}
+    for _, m in ipairs(list or {}) do
+      from = flat_meter(m, from)
+      from.call, from.time = r.call, r.time
+      all[#all + 1] = from
+    end
+    last[r.call] = from
+  end
+  for _, m in ipairs(all) do
+    if name == nil or m.name == name then
+      out[#out + 1] = m
+    end
+  end
+  return out
+end
+
+function Stub:wait_meters(name, n, seconds)
+  return wait_list(self, function(s) return s:meters(name) end, n, seconds)
+end
+
+-- The messages of one client stream's records, oldest first.
+local function messages(self, rpc)
+  local out = {}
+  for _, r in ipairs(self:records(rpc)) do
+    out[#out + 1] = r.message
+  end
+  return out
+end
+
+-- The LogData received (collectLogs), oldest first, as proto3 JSON
+-- (timestamp a string of ms; body.json.json the JSON text; tags.data a list
+-- of { key, value }).
+function Stub:logs()
+  return messages(self, "collectLogs")
+end
+
+function Stub:wait_logs(n, seconds)
+  return wait_list(self, Stub.logs, n, seconds)
+end
+
+-- The SpanAttachedEvent received (collectSpanEvents), oldest first, as
+-- proto3 JSON (startTime/endTime { seconds = string, nanos = number },
+-- traceContext.type "SKYWALKING" or "ZIPKIN").
+function Stub:span_events()
+  return messages(self, "collectSpanEvents")
+end
+
+function Stub:wait_span_events(n, seconds)
+  return wait_list(self, Stub.span_events, n, seconds)
 end
 
 -- The keys of a set, sorted, as one line; a count follows each key whose

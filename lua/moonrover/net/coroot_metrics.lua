@@ -93,16 +93,22 @@ function Metrics:ignore(reason)
   c:inc()
 end
 
--- The handle of a series of metric `which` for container cid, with the label
--- values a, b; nil when it cannot be created (past the cap, or refused by the
--- registry).
-function Metrics:series(which, cid, a, b)
+-- The table at t[k], made on first use.
+local function level(t, k)
+  local sub = t[k]
+  if not sub then
+    sub = {}
+    t[k] = sub
+  end
+  return sub
+end
+
+-- Creates the series of Metrics:series; nil past the cap or when the
+-- registry refuses it. Only here is the series' key string made: the lookup
+-- of a known series (per event) goes through nested tables, no string built.
+function Metrics:new_series(which, cid, a, b)
   local def = METRICS[which]
   local key = def[2] .. "\0" .. cid .. "\0" .. (a or "") .. "\0" .. (b or "")
-  local handle = self.handles[key]
-  if handle then
-    return handle
-  end
   local cost = def[1] == "histogram" and #self.buckets + 3 or 1
   if not self.known[key] and self.n_series + cost > self.max_series then
     self.dropped:inc()
@@ -112,8 +118,8 @@ function Metrics:series(which, cid, a, b)
   for _, l in ipairs(def[4]) do
     labels[l[1]] = l[2] and values[l[2]] or ""
   end
-  local ok
-  ok, handle = pcall(self.registry[def[1]], def[2], def[3], labels, def[1] == "histogram" and self.buckets or nil)
+  local ok, handle = pcall(self.registry[def[1]], def[2], def[3], labels,
+    def[1] == "histogram" and self.buckets or nil)
   if not ok then
     self:ignore("bad_label")
     return nil
@@ -122,8 +128,19 @@ function Metrics:series(which, cid, a, b)
     self.known[key] = cost
     self.n_series = self.n_series + cost
   end
-  self.handles[key] = handle
+  level(level(level(self.handles, which), cid), a or "")[b or ""] = handle
   return handle
+end
+
+-- The handle of a series of metric `which` for container cid, with the label
+-- values a, b; nil when it cannot be created (past the cap, or refused by the
+-- registry). Lookups make no tables, so refused series cost no memory.
+function Metrics:series(which, cid, a, b)
+  local t = self.handles[which]
+  t = t and t[cid]
+  t = t and t[a or ""]
+  local handle = t and t[b or ""]
+  return handle or self:new_series(which, cid, a, b)
 end
 
 function Metrics:add(which, v, cid, a, b)

@@ -47,10 +47,6 @@ local PUBLISH_NS = 1e9
 -- version). deliver(stream_name, list) gets each batch.
 function _M.new(opts, deliver)
   local state = opts.state or {}
-  -- Exchanges are made and dropped by the hundred thousand a second: a
-  -- collector that waits for the heap to double lags far behind.
-  collectgarbage("setpause", 110)
-  collectgarbage("setstepmul", 400)
   local self = setmetatable({
     deliver = deliver, names = _M.streams(), out = {}, published = state.published or {}, next_publish = 0,
   }, mt)

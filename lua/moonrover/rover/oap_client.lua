@@ -16,6 +16,11 @@ _M.REPORT_PROCESSES = "/skywalking.v3.EBPFProcessService/reportProcesses"
 _M.KEEP_ALIVE = "/skywalking.v3.EBPFProcessService/keepAlive"
 _M.QUERY_TASKS = "/skywalking.v3.EBPFProfilingService/queryTasks"
 _M.COLLECT_PROFILING_DATA = "/skywalking.v3.EBPFProfilingService/collectProfilingData"
+_M.QUERY_POLICIES = "/skywalking.v3.ContinuousProfilingService/queryPolicies"
+_M.REPORT_PROFILING_TASK = "/skywalking.v3.ContinuousProfilingService/reportProfilingTask"
+_M.COLLECT_METER_BATCH = "/skywalking.v3.MeterReportService/collectBatch"
+_M.COLLECT_LOGS = "/skywalking.v3.LogReportService/collect"
+_M.COLLECT_SPAN_EVENTS = "/skywalking.v3.SpanAttachedEventReportService/collect"
 
 local TIMEOUT_MS = 20000
 
@@ -135,6 +140,41 @@ function _M:stream(method, message_type, messages, response_type, callback)
   end
   self.pending[tonumber(id)] = { callback = callback, response_type = response_type }
   return true
+end
+
+-- Continuous profiling and NETWORK tasks. Each answer is a
+-- skywalking.v3.Commands table; only those of query_policies (one
+-- "ContinuousProfilingPolicyQuery" command, or none when nothing changed) and
+-- report_profiling_task (one "ContinuousProfilingReportTask" command with the
+-- TaskId) carry anything.
+
+-- query: a ContinuousProfilingPolicyQuery table.
+function _M:query_policies(query, callback)
+  return self:unary(_M.QUERY_POLICIES, "skywalking.v3.ContinuousProfilingPolicyQuery", query,
+    "skywalking.v3.Commands", callback)
+end
+
+-- report: a ContinuousProfilingReport table.
+function _M:report_profiling_task(report, callback)
+  return self:unary(_M.REPORT_PROFILING_TASK, "skywalking.v3.ContinuousProfilingReport", report,
+    "skywalking.v3.Commands", callback)
+end
+
+-- collections: a list of MeterDataCollection tables (one per service instance).
+function _M:collect_meter_batch(collections, callback)
+  return self:stream(_M.COLLECT_METER_BATCH, "skywalking.v3.MeterDataCollection", collections,
+    "skywalking.v3.Commands", callback)
+end
+
+-- logs: a list of LogData tables.
+function _M:collect_logs(logs, callback)
+  return self:stream(_M.COLLECT_LOGS, "skywalking.v3.LogData", logs, "skywalking.v3.Commands", callback)
+end
+
+-- events: a list of SpanAttachedEvent tables.
+function _M:collect_span_events(events, callback)
+  return self:stream(_M.COLLECT_SPAN_EVENTS, "skywalking.v3.SpanAttachedEvent", events,
+    "skywalking.v3.Commands", callback)
 end
 
 local function deliver(self, r)

@@ -1,4 +1,4 @@
-"""A small gRPC client for the stand-in OAP's own spec (spec/unit/oap_stub_spec.lua).
+"""A small gRPC client for the stand-in OAP's own spec (spec/integration/oap_stub_spec.lua).
 
 It makes one call the way an eBPF agent would, with fixed, known payloads,
 and prints the outcome as one JSON line on stdout:

@@ -8,7 +8,7 @@ exits) and returns the modules. By hand, `/usr/bin/python3 gen.py OUTDIR`
 writes the modules into OUTDIR.
 """
 import atexit
-import importlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -29,6 +29,14 @@ MODULES = {
     "process_grpc": "ebpf.profiling.Process_pb2_grpc",
     "profile": "ebpf.profiling.Profile_pb2",
     "profile_grpc": "ebpf.profiling.Profile_pb2_grpc",
+    "continuous": "ebpf.profiling.Continuous_pb2",
+    "continuous_grpc": "ebpf.profiling.Continuous_pb2_grpc",
+    "meter": "language_agent.Meter_pb2",
+    "meter_grpc": "language_agent.Meter_pb2_grpc",
+    "logging": "logging.Logging_pb2",
+    "logging_grpc": "logging.Logging_pb2_grpc",
+    "tracing": "language_agent.Tracing_pb2",
+    "tracing_grpc": "language_agent.Tracing_pb2_grpc",
 }
 
 
@@ -49,15 +57,28 @@ def generate(outdir):
                    + proto_files(), check=True)
 
 
+def import_generated(outdir, name):
+    """Imports one generated module from its file. Python would find the
+    stdlib's logging package before the generated logging/ directory, so
+    every module is loaded by path and entered in sys.modules under its
+    dotted name, where the generated modules' own imports find it (MODULES
+    lists each module after those it imports)."""
+    path = os.path.join(outdir, *name.split(".")) + ".py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def load():
     """Generates into a temporary directory and imports the modules; returns
-    them as attributes (common, command, process, process_grpc, profile,
-    profile_grpc)."""
+    them as attributes (the keys of MODULES)."""
     outdir = tempfile.mkdtemp(prefix="moonrover-oap-stubs.")
     atexit.register(shutil.rmtree, outdir, True)
     generate(outdir)
     sys.path.insert(0, outdir)
-    return types.SimpleNamespace(**{attr: importlib.import_module(name)
+    return types.SimpleNamespace(**{attr: import_generated(outdir, name)
                                     for attr, name in MODULES.items()})
 
 

@@ -1,17 +1,24 @@
 """A stand-in SkyWalking OAP backend for moonrover's end-to-end tests.
 
-It serves the two gRPC services an eBPF agent uses for on-demand profiling,
-EBPFProcessService and EBPFProfilingService, on 127.0.0.1, from Python
-modules generated at start from proto/skywalking (see gen.py). It:
+It serves the gRPC services an eBPF agent uses, on 127.0.0.1, from Python
+modules generated at start from proto/skywalking (see gen.py): for
+on-demand profiling EBPFProcessService and EBPFProfilingService, for
+continuous profiling ContinuousProfilingService and MeterReportService, and
+for network profiling also LogReportService and
+SpanAttachedEventReportService. It:
 
 - records every call it receives as JSON lines (--record FILE): one line per
-  request message (per streamed message for collectProfilingData) and one
-  per rejected call;
+  request message (per streamed message for client streams) and one per
+  rejected call;
 - answers reportProcesses with a stable process id per reported process;
-- answers keepAlive and collectProfilingData with empty Commands;
+- answers keepAlive and the client streams with empty Commands;
 - answers queryTasks from a task file the test writes and may rewrite at any
   time (--tasks FILE), encoding each task as OAP encodes an
   "EBPFProfilingTaskQuery" command;
+- answers queryPolicies from a policy file the test writes (--policies
+  FILE), with OAP's "ContinuousProfilingPolicyQuery" command for the
+  services whose policy changed, and reportProfilingTask with a new task id
+  in OAP's "ContinuousProfilingReportTask" command;
 - optionally serves TLS (--tls CERT KEY) and requires an "authentication"
   metadata value (--auth TOKEN), rejecting other calls with UNAUTHENTICATED.
 
@@ -37,6 +44,8 @@ from google.protobuf import json_format
 import gen
 
 COMMAND_NAME = "EBPFProfilingTaskQuery"
+POLICY_COMMAND = "ContinuousProfilingPolicyQuery"
+REPORT_COMMAND = "ContinuousProfilingReportTask"
 
 
 def parse_args(argv):
@@ -45,6 +54,7 @@ def parse_args(argv):
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
     p.add_argument("--record", required=True, help="JSON-lines file of what the stub receives")
     p.add_argument("--tasks", help="JSON file with the profiling tasks queryTasks returns")
+    p.add_argument("--policies", help="JSON file with the continuous-profiling policies per service")
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), help="serve TLS with this PEM pair")
     p.add_argument("--auth", help="require this value in the 'authentication' metadata")
     return p.parse_args(argv)
@@ -90,12 +100,24 @@ class Calls:
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong authentication")
         return call
 
-    def record(self, rpc, call, context, message, seq=None):
-        """Records one received message (seq: its index in a stream)."""
+    def record(self, rpc, call, context, message, seq=None, answer=None, task=None):
+        """Records one received message (seq: its index in a stream; answer:
+        the response message, for the calls whose answer specs read; task:
+        the task a reportProfilingTask created)."""
         extra = {"message": message_dict(message)}
         if seq is not None:
             extra["seq"] = seq
+        if answer is not None:
+            extra["answer"] = message_dict(answer)
+        if task is not None:
+            extra["task"] = task
         self._write(rpc, call, context, extra)
+
+    def record_stream(self, rpc, context, request_iterator):
+        """Admits a client stream and records its messages one by one."""
+        call = self.admit(rpc, context)
+        for seq, message in enumerate(request_iterator):
+            self.record(rpc, call, context, message, seq)
 
     def _write(self, rpc, call, context, extra):
         line = {"rpc": rpc, "call": call, "time": now_ms(), "metadata": metadata_dict(context)}
@@ -109,11 +131,11 @@ class Calls:
         self._file.close()
 
 
-def process_id(entity):
-    """The id of a process entity. Like OAP's, it is derived from the service,
+def process_id(service, instance, process):
+    """The id of a process. Like OAP's, it is derived from the service,
     instance and process names only, so it is the same on every report and
     across stub restarts."""
-    key = "\0".join((entity.serviceName, entity.instanceName, entity.processName))
+    key = "\0".join((service, instance, process))
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -127,7 +149,7 @@ class Registry:
 
     def put(self, agent_id, entity, properties):
         """Stores or updates one process; returns its id."""
-        proc_id = process_id(entity)
+        proc_id = process_id(entity.serviceName, entity.instanceName, entity.processName)
         entry = {"entity": entity, "properties": {kv.key: kv.value for kv in properties}}
         with self._lock:
             self._agents.setdefault(agent_id, {})[proc_id] = entry
@@ -213,15 +235,14 @@ def task_process_groups(task, processes):
 
 
 def task_args(task, process_ids):
-    """The (key, value) arguments of one EBPFProfilingTaskQuery command, all
-    strings, as OAP writes them: times in epoch ms, the duration in seconds,
-    process ids comma-joined, the extension config as compact JSON or the
-    literal "null"."""
+    """The (key, value) arguments of one EBPFProfilingTaskQuery command after
+    its SerialNumber, all strings, as OAP writes them: times in epoch ms, the
+    duration in seconds, process ids comma-joined, the extension config as
+    compact JSON or the literal "null"."""
     update_time = int(task["updateTime"])
     trigger = task.get("triggerType", "FIXED_TIME")
     extension = task.get("extensionConfig")
     args = [
-        ("SerialNumber", str(uuid.uuid4())),
         ("TaskId", str(task["taskId"])),
         ("ProcessId", ",".join(process_ids)),
         ("TaskUpdateTime", str(update_time)),
@@ -234,6 +255,14 @@ def task_args(task, process_ids):
     if trigger == "FIXED_TIME":
         args.append(("FixedTriggerDuration", str(int(task.get("duration", 60)))))
     return args
+
+
+def command(pb, name, pairs):
+    """A Command of this name; its first argument is a fresh SerialNumber, as
+    OAP sends it."""
+    args = [pb.common.KeyStringValuePair(key=k, value=v)
+            for k, v in [("SerialNumber", str(uuid.uuid4()))] + pairs]
+    return pb.command.Command(command=name, args=args)
 
 
 class ProfilingService:
@@ -249,22 +278,144 @@ class ProfilingService:
         try:
             tasks = read_tasks(self._tasks_path)
             processes = self._registry.of_agent(request.roverInstanceId)
-            commands = [self._command(task, ids)
+            commands = [command(self._pb, COMMAND_NAME, task_args(task, ids))
                         for task in tasks if int(task["updateTime"]) > request.latestUpdateTime
                         for ids in task_process_groups(task, processes)]
         except (OSError, ValueError, KeyError, TypeError) as e:
             context.abort(grpc.StatusCode.INTERNAL, "bad task file: %r" % (e,))
         return self._pb.command.Commands(commands=commands)
 
-    def _command(self, task, process_ids):
-        pairs = [self._pb.common.KeyStringValuePair(key=k, value=v)
-                 for k, v in task_args(task, process_ids)]
-        return self._pb.command.Command(command=COMMAND_NAME, args=pairs)
-
     def collectProfilingData(self, request_iterator, context):
-        call = self._calls.admit("collectProfilingData", context)
-        for seq, message in enumerate(request_iterator):
-            self._calls.record("collectProfilingData", call, context, message, seq)
+        self._calls.record_stream("collectProfilingData", context, request_iterator)
+        return self._pb.command.Commands()
+
+
+def read_policies(path):
+    """The policy file: service name -> its "Profiling" object (target type
+    -> check type -> item), empty when there is no file."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        policies = json.load(f)
+    if not isinstance(policies, dict) or not all(isinstance(p, dict) for p in policies.values()):
+        raise ValueError("the policy file must hold a JSON object of objects")
+    return policies
+
+
+def policy_uuid(profiling):
+    """A policy's UUID. Like OAP's it is a hash of the policy's content: it
+    changes when the policy does, and only then."""
+    text = json.dumps(profiling, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def changed_policies(queries, policies):
+    """The ServiceWithPolicyJSON entries OAP would send: a service whose
+    policy UUID differs from the agent's, with its policy; a service that has
+    no policy but for which the agent holds a UUID, with UUID "" (the policy
+    was removed)."""
+    out = []
+    for q in queries:
+        profiling = policies.get(q.serviceName)
+        if profiling is None:
+            if q.uuid:
+                out.append({"ServiceName": q.serviceName, "UUID": ""})
+        elif policy_uuid(profiling) != q.uuid:
+            out.append({"ServiceName": q.serviceName, "UUID": policy_uuid(profiling),
+                        "Profiling": profiling})
+    return out
+
+
+class ContinuousService:
+    """ContinuousProfilingService: policies per service, and the tasks of
+    fired policies. Like OAP, it never hands those tasks out in queryTasks
+    (OAP sends only FIXED_TIME tasks there): the agent runs them itself."""
+
+    def __init__(self, pb, calls, policies_path):
+        self._pb, self._calls = pb, calls
+        self._policies_path = policies_path
+
+    def queryPolicies(self, request, context):
+        call = self._calls.admit("queryPolicies", context)
+        try:
+            changed = changed_policies(request.policies, read_policies(self._policies_path))
+        except (OSError, ValueError) as e:
+            self._calls.record("queryPolicies", call, context, request)
+            context.abort(grpc.StatusCode.INTERNAL, "bad policy file: %r" % (e,))
+        commands = []
+        if changed:
+            text = json.dumps(changed, separators=(",", ":"))
+            commands.append(command(self._pb, POLICY_COMMAND, [("ServiceWithPolicyJSON", text)]))
+        answer = self._pb.command.Commands(commands=commands)
+        self._calls.record("queryPolicies", call, context, request, answer=answer)
+        return answer
+
+    def reportProfilingTask(self, request, context):
+        call = self._calls.admit("reportProfilingTask", context)
+        try:
+            task = reported_task(request)
+        except ValueError as e:
+            self._calls.record("reportProfilingTask", call, context, request)
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+        answer = self._pb.command.Commands(
+            commands=[command(self._pb, REPORT_COMMAND, [("TaskId", task["taskId"])])])
+        self._calls.record("reportProfilingTask", call, context, request, answer=answer, task=task)
+        return answer
+
+
+TARGET_TYPES = {"onCPU": "ON_CPU", "offCPU": "OFF_CPU", "network": "NETWORK"}
+
+
+def reported_task(report):
+    """The task OAP records for a fired policy: a new id, the process id of
+    the reported process, its target type, OAP's time as its start, the
+    report's duration (seconds). A report without a target task or with a
+    URI cause without a URI fails, as it fails in OAP."""
+    target = report.WhichOneof("targetTask")
+    if target is None:
+        raise ValueError("the continuous profiling task type cannot be recognized")
+    for cause in report.causes:
+        if cause.WhichOneof("cause") == "uri" and cause.uri.WhichOneof("uri") is None:
+            raise ValueError("the uri case not set")
+    return {"taskId": str(uuid.uuid4()),
+            "processId": process_id(report.serviceName, report.instanceName, report.processName),
+            "targetType": TARGET_TYPES[target], "startTime": now_ms(), "duration": report.duration}
+
+
+class MeterService:
+    """MeterReportService: meters, recorded message by message."""
+
+    def __init__(self, pb, calls):
+        self._pb, self._calls = pb, calls
+
+    def collect(self, request_iterator, context):
+        self._calls.record_stream("collectMeter", context, request_iterator)
+        return self._pb.command.Commands()
+
+    def collectBatch(self, request_iterator, context):
+        self._calls.record_stream("collectMeterBatch", context, request_iterator)
+        return self._pb.command.Commands()
+
+
+class LogService:
+    """LogReportService: log records (network profiling's sampled traces)."""
+
+    def __init__(self, pb, calls):
+        self._pb, self._calls = pb, calls
+
+    def collect(self, request_iterator, context):
+        self._calls.record_stream("collectLogs", context, request_iterator)
+        return self._pb.command.Commands()
+
+
+class SpanEventService:
+    """SpanAttachedEventReportService: events attached to spans."""
+
+    def __init__(self, pb, calls):
+        self._pb, self._calls = pb, calls
+
+    def collect(self, request_iterator, context):
+        self._calls.record_stream("collectSpanEvents", context, request_iterator)
         return self._pb.command.Commands()
 
 
@@ -288,6 +439,12 @@ def serve(args):
         ProcessService(pb, calls, registry), server)
     pb.profile_grpc.add_EBPFProfilingServiceServicer_to_server(
         ProfilingService(pb, calls, registry, args.tasks), server)
+    pb.continuous_grpc.add_ContinuousProfilingServiceServicer_to_server(
+        ContinuousService(pb, calls, args.policies), server)
+    pb.meter_grpc.add_MeterReportServiceServicer_to_server(MeterService(pb, calls), server)
+    pb.logging_grpc.add_LogReportServiceServicer_to_server(LogService(pb, calls), server)
+    pb.tracing_grpc.add_SpanAttachedEventReportServiceServicer_to_server(
+        SpanEventService(pb, calls), server)
     port = bind(server, args.port, args.tls)
     if port == 0:
         sys.exit("oap_stub: cannot bind 127.0.0.1:%d" % args.port)
