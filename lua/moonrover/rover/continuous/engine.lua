@@ -29,6 +29,8 @@ function _M.new(deps)
   return setmetatable({
     windows = deps.windows,
     silence = deps.silence,
+    silence_seconds = deps.silence_seconds, -- nil: the silence's own
+    imported = nil, -- watch key -> exported window, until the processes are known
     policies = {},  -- service -> list of { target, items, source }
     processes = {}, -- list of processes
     watches = {},   -- key -> watch
@@ -57,6 +59,11 @@ end
 local function place(self, old, fresh, proc, policy, item, uri)
   local key = watch_key(proc, policy, item, uri)
   local w = old[key]
+  local saved = not w and self.imported and self.imported[key]
+  if saved then
+    w = { proc = proc, target = policy.target, item = { period = saved.window.n }, window =
+      self.windows.import(saved.window), lag = saved.lag, http_done = saved.http_done, matches = {} }
+  end
   if w then
     if w.item.period ~= item.period then
       w.window:resize(item.period)
@@ -83,6 +90,9 @@ local function rebuild(self)
       end
     end
   end
+  if #self.processes > 0 then
+    self.imported = nil
+  end
   local order = {}
   for key in pairs(fresh) do
     order[#order + 1] = key
@@ -100,6 +110,11 @@ end
 -- Whether service has policies.
 function _M:has_policies(service)
   return self.policies[service] ~= nil
+end
+
+-- Whether no service has policies.
+function _M:idle()
+  return next(self.policies) == nil
 end
 
 -- The services that have policies.
@@ -280,11 +295,26 @@ function _M:check(now)
   end
   local triggers = {}
   for _, dim in ipairs(dims) do
-    if self.silence:try(dim) then
+    if self.silence:try(dim, self.silence_seconds) then
       triggers[#triggers + 1] = trigger_of(causes[dim].target, dim, causes[dim])
     end
   end
   return meters, triggers
+end
+
+-- The windows as plain data, for a hot reload (see import).
+function _M:export()
+  local out = {}
+  for key, w in pairs(self.watches) do
+    out[key] = { window = w.window:export(), lag = w.lag, http_done = w.http_done }
+  end
+  return out
+end
+
+-- Takes export()'s data of the previous version: each window comes back
+-- when its process and item are watched again.
+function _M:import(data)
+  self.imported = data
 end
 
 -- Lifts a dimension's silence (its task never started).

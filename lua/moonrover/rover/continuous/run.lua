@@ -63,15 +63,18 @@ end
 function _M.new(deps)
   local s = deps.settings
   local self = setmetatable({ deps = deps, agent = deps.agent, s = s, uuids = {}, raw = {}, oap = {}, local_ = {},
-    fired = {}, dimensions = {}, continuous_tasks = {}, watched_pids = {}, pids = {}, triggers = {} }, mt)
+    dimensions = {}, continuous_tasks = {}, watched_pids = {}, pids = {}, triggers = {} }, mt)
   self.registry = checkers.new()
   self.log = function(level, fmt, ...) deps.agent.log[level](fmt, ...) end
-  self.silence = silence.new(math.max(s.silence_duration, s.execute_duration))
-  self.engine = engine.new({ windows = windows, silence = self.silence })
+  local quiet = math.max(s.silence_duration, s.execute_duration)
+  local old = deps.state or {}
+  self.silence = old.silence and silence.import(old.silence) or silence.new(quiet)
+  self.engine = engine.new({ windows = windows, silence = self.silence, silence_seconds = quiet })
+  self.engine:import(old.windows)
   self.sampler = processes.sampler()
   self.series = assert(http_series.new())
   self:load_user_module()
-  self:take_over(deps.state or {})
+  self:take_over(old)
   return self
 end
 
@@ -210,8 +213,11 @@ function _M:refresh()
 end
 
 function _M:sample()
-  if #self.pids == 0 then
+  if self.engine:idle() then
     return
+  end
+  if #self.pids == 0 then
+    self:refresh()
   end
   local samples, err = self.sampler:sample(self.pids)
   if not samples then
@@ -279,7 +285,6 @@ function _M:check()
       self.deps.now_ms()), self.deps.call("collectMeterBatch"))
   end
   for _, t in ipairs(triggers) do
-    self.fired[t.dimension] = true
     self:report(t)
   end
 end
@@ -303,16 +308,9 @@ function _M:start(check_policies_every)
   agent.every(self.s.check_interval, function() self:check() end)
 end
 
--- What the next version needs: the policies and their UUIDs, the silences
--- and the continuous tasks (OAP never sends those again).
+-- What the next version needs: the policies and their UUIDs, the windows,
+-- the silences and the continuous tasks (OAP never sends those again).
 function _M:hand_over()
-  local silenced = {}
-  for dim in pairs(self.fired) do
-    local left = self.silence:remaining(dim)
-    if left > 0 then
-      silenced[dim] = left
-    end
-  end
   local now, tasks = self.deps.now_ms(), {}
   for id, t in pairs(self.continuous_tasks) do
     if now < t.start_time + t.duration_ms then
@@ -320,7 +318,8 @@ function _M:hand_over()
       t.dimension = self.dimensions[id]
     end
   end
-  return { uuids = self.uuids, raw = self.raw, silenced = silenced, tasks = tasks }
+  return { uuids = self.uuids, raw = self.raw, windows = self.engine:export(), silence = self.silence:export(),
+    tasks = tasks }
 end
 
 function _M:take_over(state)
@@ -334,10 +333,6 @@ function _M:take_over(state)
   end
   for service in pairs(self.local_) do
     self:apply(service)
-  end
-  for dim, left in pairs(state.silenced or {}) do
-    self.fired[dim] = true
-    self.silence:try(dim, left)
   end
   for _, t in ipairs(state.tasks or {}) do
     self.dimensions[t.id], self.continuous_tasks[t.id] = t.dimension, t
