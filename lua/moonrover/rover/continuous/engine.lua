@@ -12,7 +12,7 @@
 --   e:set_processes(list)                      -- { key, pid, id, service, instance, name, layer, labels }
 --   e:sample(now, samples, system, http)       -- every second
 --   local meters, triggers = e:check(now)      -- every check interval
---   e:clear(trigger.dimension)                 -- its task never started: the dimension may fire again
+--   e:clear(trigger.dimension [, retry])       -- its task never started: the dimension may fire again
 --
 -- Unlike Rover, an item is judged on its own period only (never on a window
 -- sized for another item), a shorter period keeps the newest seconds, a
@@ -317,9 +317,13 @@ function _M:import(data)
   self.imported = data
 end
 
--- Lifts a dimension's silence (its task never started).
-function _M:clear(dim)
+-- Lifts a dimension's silence (its task never started); with retry, the
+-- dimension may fire again after that many seconds rather than at once.
+function _M:clear(dim, retry)
   self.silence:clear(dim)
+  if retry then
+    self.silence:try(dim, retry)
+  end
 end
 
 return _M

@@ -21,6 +21,10 @@ local windows = require("moonrover.windows")
 local _M = {}
 local mt = { __index = _M }
 
+-- A dimension whose task OAP recorded but which could not run fires again
+-- after this long at most (each report makes a task in OAP's list).
+local RETRY_SECONDS = 60
+
 local POLICY_COMMAND = "ContinuousProfilingPolicyQuery"
 local REPORT_COMMAND = "ContinuousProfilingReportTask"
 
@@ -289,11 +293,12 @@ function _M:check()
   end
 end
 
--- A task that never ran: its dimension may fire again.
+-- A task that never ran: its dimension may fire again, after RETRY_SECONDS
+-- (or the silence, when shorter).
 function _M:task_failed(task)
   local dim = self.dimensions[task.id]
   if dim then
-    self.engine:clear(dim)
+    self.engine:clear(dim, math.min(RETRY_SECONDS, self.s.silence_duration))
     self.dimensions[task.id], self.continuous_tasks[task.id] = nil, nil
   end
 end
