@@ -281,7 +281,18 @@ function _M:report(trigger)
   end))
 end
 
+-- Forgets the continuous tasks whose time is over.
+function _M:prune()
+  local now = self.deps.now_ms()
+  for id, t in pairs(self.continuous_tasks) do
+    if now >= t.start_time + t.duration_ms then
+      self.dimensions[id], self.continuous_tasks[id] = nil, nil
+    end
+  end
+end
+
 function _M:check()
+  self:prune()
   self:refresh()
   local meters, triggers = self.engine:check(self.agent.now())
   if #meters > 0 then
@@ -316,12 +327,10 @@ end
 -- What the next version needs: the policies and their UUIDs, the windows,
 -- the silences and the continuous tasks (OAP never sends those again).
 function _M:hand_over()
-  local now, tasks = self.deps.now_ms(), {}
+  self:prune()
+  local tasks = {}
   for id, t in pairs(self.continuous_tasks) do
-    if now < t.start_time + t.duration_ms then
-      tasks[#tasks + 1] = t
-      t.dimension = self.dimensions[id]
-    end
+    tasks[#tasks + 1] = { task = t, dimension = self.dimensions[id] }
   end
   return { uuids = self.uuids, raw = self.raw, windows = self.engine:export(), silence = self.silence:export(),
     tasks = tasks }
@@ -339,9 +348,9 @@ function _M:take_over(state)
   for service in pairs(self.local_) do
     self:apply(service)
   end
-  for _, t in ipairs(state.tasks or {}) do
-    self.dimensions[t.id], self.continuous_tasks[t.id] = t.dimension, t
-    t.dimension = nil
+  for _, entry in ipairs(state.tasks or {}) do
+    local t = entry.task
+    self.dimensions[t.id], self.continuous_tasks[t.id] = entry.dimension, t
     self.deps.tasks:add(t)
   end
 end
