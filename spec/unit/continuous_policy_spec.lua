@@ -77,6 +77,12 @@ describe("policy.parse", function()
     }, problems)
   end)
 
+  it("refuses a Period or Count that is not a whole number", function()
+    local _, problems = parse('[{"ServiceName":"s","UUID":"u","Profiling":{"ON_CPU":{'
+      .. '"PROCESS_CPU":{"Threshold":"50","Period":5.5,"Count":3}}}}]')
+    assert.same({ "service s, ON_CPU, PROCESS_CPU: Period must be a positive number of seconds, not 5.5" }, problems)
+  end)
+
   it("says what is wrong with text that is not a list of services", function()
     local services, problems = parse("{not json")
     assert.is_nil(services)

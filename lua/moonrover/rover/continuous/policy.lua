@@ -9,18 +9,16 @@
 --   -- services: { { service = name, uuid = text, profiling = the raw object,
 --   --              policies = { { target = "ON_CPU", items = {...} } } } }
 --   -- item: { type, checker, threshold, period, count, uri_list (paths) or uri_regex (+ matcher) }
---
--- JSON is YAML's flow style: libyaml (moonrover.lib.yaml) reads what OAP's
--- Gson writes, every scalar a string, null as nil.
-local yaml = require("moonrover.lib.yaml")
+local json = require("moonrover.lib.json_decode")
 
 local _M = {}
 
 _M.TARGETS = { "ON_CPU", "OFF_CPU", "NETWORK" }
 
+-- An integer given as a number (JSON) or as text, or nil.
 local function count_field(v)
   local n = tonumber(v)
-  if type(v) ~= "number" and not (type(v) == "string" and v:match("^%s*%-?%d+%s*$")) then
+  if not n or n % 1 ~= 0 or (type(v) == "string" and not v:match("^%s*%-?%d+%s*$")) then
     return nil
   end
   return n
@@ -126,11 +124,11 @@ end
 -- Reads ServiceWithPolicyJSON: the services it names with their UUID and
 -- policies (none when OAP deleted the service's policy), and the problems.
 function _M.parse(text, registry, compile)
-  local value, err = yaml.parse(text or "", "ServiceWithPolicyJSON")
+  local value, err = json.decode(text)
   if err then
     return nil, { "ServiceWithPolicyJSON is not JSON: " .. err }
   end
-  if not yaml.is_sequence(value) then
+  if type(value) ~= "table" or (next(value) ~= nil and value[1] == nil) then
     return nil, { "ServiceWithPolicyJSON is not a list of services" }
   end
   local services, problems = {}, {}
