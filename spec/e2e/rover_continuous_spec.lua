@@ -110,13 +110,23 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     assert.is_truthy(agent.port, agent:log_text())
   end
 
+  -- The values of one meter the stand-in received, for failure messages.
+  local function meter_values(name)
+    local out = {}
+    for _, m in ipairs(stub:meters(name)) do
+      out[#out + 1] = string.format("%.0f", m.value)
+    end
+    return name .. ": " .. table.concat(out, " ")
+  end
+
   -- Waits for fn() until `due` seconds from now plus SLACK_S; returns its
   -- value, or fails saying what it waited for and what had happened.
   local function await(what, due, fn)
     local v = clock.wait_for(fn, due + SLACK_S)
     if not v then
-      assert.is_truthy(v, string.format("%s: not seen within %.1f s (due after %.1f s)\n%s\nagent log, last lines:\n%s",
-        what, due + SLACK_S, due, stub:summary(), agent:log_tail()))
+      assert.is_truthy(v, string.format("%s: not seen within %.1f s (due after %.1f s)\n%s\n%s\n%s\n"
+        .. "agent log, last lines:\n%s", what, due + SLACK_S, due, stub:summary(),
+        meter_values("rover_con_p_process_cpu"), meter_values("rover_con_p_http_error_rate"), agent:log_tail()))
     end
     return v
   end
@@ -167,9 +177,9 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     assert.is_truthy(agent:log_text():find("task " .. task_id .. " (ON_CPU) finished", 1, true), agent:log_tail())
   end)
 
-  it("fires on HTTP_ERROR_RATE once a Python server starts answering 500", function()
+  it("fires NETWORK on HTTP_ERROR_RATE once a Python server starts answering 500, and runs the task", function()
     stub = assert(oap.start({ dir = dir }))
-    stub:write_policies("spec-http", { ON_CPU = { HTTP_ERROR_RATE = { Threshold = "50", Period = 5, Count = 2 } } })
+    stub:write_policies("spec-http", { NETWORK = { HTTP_ERROR_RATE = { Threshold = "50", Period = 5, Count = 2 } } })
     service = servers.service(dir, "continuous")
     local marker = "/case-" .. dir:match("[^.]+$")
     local server = servers.http_server(service, dir, { "/ok=200", "/fail=500", marker .. "=200" })
@@ -199,13 +209,19 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     assert.same(0, #stub:profiling_reports())
     e2e.kill(client)
     requests("/fail")
-    local r = await_reports(1, TRIGGER_S + 2)[1].report
+    local report = await_reports(1, TRIGGER_S + 2)[1]
+    local r = report.report
+    assert.same({ samplingURIRegexes = { "" } }, r.network)
     assert.same("HTTPErrorRate", r.causes[1].type)
     assert.same("", r.causes[1].uri.regex)
     assert.same(50, r.causes[1].uri.threshold)
     assert.is_true(r.causes[1].uri.current >= 50)
     local m = stub:meters("rover_con_p_http_error_rate")[1]
     assert.same({ "spec-http", "global" }, { m.service, m.labels.uri })
+    -- The NETWORK task OAP recorded runs: the server's requests are metered.
+    await("rover_net_p_http1_request_counter of task " .. report.taskId, 2 * CHECK_S, function()
+      return #stub:meters("rover_net_p_http1_request_counter") > 0
+    end)
     -- The HTTP series example of docs/lua-api.md, run as a user script, sees the same server.
     await("the lua-api.md example's warning about pid " .. server.pid, 10, function()
       return agent:log_text():find("[http_errors] pid " .. server.pid .. ": ", 1, true)
