@@ -46,8 +46,9 @@ local function environment()
   end
   env.client = { query_policies = record("queryPolicies"), report_profiling_task = record("reportProfilingTask"),
     collect_meter_batch = record("collectMeterBatch") }
+  env.start_ns = 5
   env.reporter = { reported = function()
-    return { { id = "p-self", process = { pid = PID, start_ns = 5, entity = { serviceName = "spec",
+    return { { id = "p-self", process = { pid = PID, start_ns = env.start_ns, entity = { serviceName = "spec",
       instanceName = "i", processName = "luajit", layer = "GENERAL", labels = {} } } } }
   end }
   env.tasks = { add = function(_, task) env.added[#env.added + 1] = task end }
@@ -155,5 +156,16 @@ describe("continuous profiling in the drop-in", function()
     assert.same(2, #env.of("collectMeterBatch"))
     next_version:query()
     assert.same({ serviceName = "spec", uuid = "u1" }, env.of("queryPolicies")[2].policies[1])
+  end)
+  it("forgets a pid's HTTP seconds when the pid is another process's (a restart)", function()
+    local env = environment()
+    local run = with_policy(env)
+    run:check()
+    run.series:add({ pid = PID, role = "server", status = 500, target = "/", response_end_ns = 999e9, duration_ns = 1 })
+    run:check()
+    assert.is_not_nil(run.series:slot(PID, 999))
+    env.start_ns = 6
+    run:check()
+    assert.is_nil(run.series:slot(PID, 999))
   end)
 end)

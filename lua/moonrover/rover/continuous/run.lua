@@ -67,7 +67,9 @@ end
 function _M.new(deps)
   local s = deps.settings
   local self = setmetatable({ deps = deps, agent = deps.agent, s = s, uuids = {}, raw = {}, oap = {}, local_ = {},
-    dimensions = {}, continuous_tasks = {}, watched_pids = {}, pids = {}, triggers = {} }, mt)
+    dimensions = {}, continuous_tasks = {}, pids = {}, triggers = {},
+    watched_pids = {}, -- pid -> the key (pid and start time) of the process watched
+  }, mt)
   self.registry = checkers.new()
   self.log = function(level, fmt, ...) deps.agent.log[level](fmt, ...) end
   local quiet = math.max(s.silence_duration, s.execute_duration)
@@ -202,14 +204,19 @@ function _M:query()
   end))
 end
 
--- Watches the reported processes of the services that have policies.
+-- Watches the reported processes of the services that have policies. The
+-- HTTP series keeps seconds by pid: a pid now another process's (a restart)
+-- starts afresh there too.
 function _M:refresh()
   local with, pids, watched = {}, {}, {}
   for _, p in ipairs(self:reported()) do
     if self.engine:has_policies(p.service) then
       with[#with + 1] = p
       pids[#pids + 1] = p.pid
-      watched[p.pid] = true
+      watched[p.pid] = p.key
+      if self.watched_pids[p.pid] and self.watched_pids[p.pid] ~= p.key then
+        self.series:forget(p.pid)
+      end
     end
   end
   self.pids, self.watched_pids = pids, watched
