@@ -15,6 +15,7 @@ local network_tasks = require("moonrover.rover.network.tasks")
 local oap_client = require("moonrover.rover.oap_client")
 local process_finder = require("moonrover.rover.process_finder")
 local process_reporter = require("moonrover.rover.process_reporter")
+local profiles = require("moonrover.profiles")
 local rt = require("moonrover.rt")
 local status = require("moonrover.rover.status")
 local sys = require("moonrover.rover.finder_facts")
@@ -27,6 +28,10 @@ local POLL_SECONDS = 0.1
 -- the first time) is bounded work that can exceed the agent's default budget.
 local BUDGET_MS = 10000
 local TICK_SECONDS = 1
+-- OAP hands out a task once per process of a service, and each runs as one
+-- profile (those of a task share one BPF profiler): a script's default of 64
+-- profiles would refuse the processes of a large service.
+local MAX_TASK_PROFILES = 4096
 
 local function new_uuid()
   local buf = rt.ffi.new("char[37]")
@@ -258,6 +263,7 @@ end
 -- configuration does not ask for it.
 function _M.run(agent)
   agent.set_budget(BUDGET_MS)
+  assert(profiles.limits({ max_profiles = MAX_TASK_PROFILES }))
   local cfg = agent.config()
   if not config.has_section(cfg, "core") then
     return false
