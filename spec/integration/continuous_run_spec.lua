@@ -46,9 +46,9 @@ local function environment()
   end
   env.client = { query_policies = record("queryPolicies"), report_profiling_task = record("reportProfilingTask"),
     collect_meter_batch = record("collectMeterBatch") }
-  env.start_ns = 5
+  env.start_ns, env.service = 5, "spec"
   env.reporter = { reported = function()
-    return { { id = "p-self", process = { pid = PID, start_ns = env.start_ns, entity = { serviceName = "spec",
+    return { { id = "p-self", process = { pid = PID, start_ns = env.start_ns, entity = { serviceName = env.service,
       instanceName = "i", processName = "luajit", layer = "GENERAL", labels = {} } } } }
   end }
   env.tasks = { add = function(_, task) env.added[#env.added + 1] = task end }
@@ -168,4 +168,21 @@ describe("continuous profiling in the drop-in", function()
     run:check()
     assert.is_nil(run.series:slot(PID, 999))
   end)
+  it("runs the check type and policy of a continuous_policies module (the example of rover-compatibility.md)",
+    function()
+      local doc = assert(io.open((os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/rover-compatibility.md"))
+        :read("*a")
+      local example = assert(doc:match("```lua\n(%-%- continuous_policies%.lua.-)```"))
+      package.preload.continuous_policies = assert(loadstring(example, "=continuous_policies.lua"))
+      local env = environment()
+      env.service = "orders"
+      local run = env.run()
+      package.loaded.continuous_policies, package.preload.continuous_policies = nil, nil
+      env.second(run)
+      run:check()
+      local m = env.of("collectMeterBatch")[1][1].meterData[1]
+      assert.same({ "orders", "rover_con_p_process_rss_mb" }, { m.service, m.singleValue.name })
+      assert.is_true(m.singleValue.value > 1)
+      assert.same({}, env.of("queryPolicies"))
+    end)
 end)
