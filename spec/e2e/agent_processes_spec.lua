@@ -37,24 +37,14 @@ local function busy_loop()
   return pid
 end
 
-local function count(text, plain)
-  local n, from = 0, 1
-  while true do
-    local at = text:find(plain, from, true)
-    if not at then
-      return n
-    end
-    n, from = n + 1, at + #plain
-  end
-end
+local count = agent_run.count
 
 describe("moonrover agent watching processes (end to end)", function()
   local dir, scripts, agent, busy
 
   before_each(function()
     dir = e2e.tmpdir()
-    scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    scripts = agent_run.scripts_dir(dir)
     busy = busy_loop()
   end)
 

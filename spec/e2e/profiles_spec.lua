@@ -200,8 +200,7 @@ describe("moonrover.profiles (end to end)", function()
 
   it("runs in a user's agent script, driven by the agent's timer", function()
     local pid = spawn("cpu_ratio", "30")
-    local scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    local scripts = agent_run.scripts_dir(dir)
     files.write(scripts .. "/profile_once.lua", string.format([[
 local agent = require("moonrover.agent")
 local profiles = require("moonrover.profiles")
@@ -221,8 +220,7 @@ end }))
 
   it("runs the examples of docs/lua-api.md as they are written", function()
     local pid = spawn("cpu_ratio", "30")
-    local scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    local scripts = agent_run.scripts_dir(dir)
     local examples = doc_examples()
     assert.same(7, #examples)
     for i, code in ipairs(examples) do
