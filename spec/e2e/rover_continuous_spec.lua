@@ -17,6 +17,7 @@ local POLICY_IN_EFFECT_S = 0.5 + HEARTBEAT_S + 1 + POLICY_S
 -- From a policy in effect to its trigger's report: Period seconds of
 -- samples, then the next check.
 local TRIGGER_S = 5 + CHECK_S
+
 local CONFIG = [[
 core:
   backend:

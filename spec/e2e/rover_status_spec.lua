@@ -21,6 +21,7 @@ local HEARTBEAT_S, CHECK_S, FLUSH_S = 1, 1, 1
 -- metrics are published every second; /healthz is refreshed every second;
 -- the channel reconnects within gRPC's backoff, capped at 10 s plus jitter.
 local FIRST_QUERY_S, TICK_S, HEALTH_S, RECONNECT_S = 1, 1, 1, 12
+
 local CONFIG = [[
 core:
   backend:
