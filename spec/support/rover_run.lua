@@ -3,6 +3,7 @@
 -- it, waits bounded by the drop-in's schedule that fail saying what the
 -- stand-in and the agent had done, and the tear-down.
 local agent_run = require("support.agent_run")
+local assert = require("luassert")
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local write = require("support.files").write
