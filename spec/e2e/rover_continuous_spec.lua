@@ -3,6 +3,7 @@
 -- data arrives, its silence holds the next trigger back, and an HTTP error
 -- rate policy fires once a real server starts answering 500.
 local e2e = require("support.e2e")
+local lua_api_doc = require("support.lua_api_doc")
 local oap = require("support.oap")
 local rover_run = require("support.rover_run")
 local servers = require("support.servers")
@@ -58,8 +59,9 @@ end
 
 -- The example of docs/lua-api.md's "HTTP series" section.
 local function lua_api_example()
-  local doc = assert(io.open((os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/lua-api.md")):read("*a")
-  return assert(doc:match("```lua\n(%-%- Warns, every 10 s, about the servers.-)```"), "no HTTP series example")
+  local example = lua_api_doc.examples("## HTTP series:")[1]
+  return assert(example and example:match("^%-%- Warns, every 10 s, about the servers") and example,
+    "no HTTP series example")
 end
 
 describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", function()
