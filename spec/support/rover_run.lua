@@ -24,7 +24,8 @@ end
 -- Writes dir/rover.yaml from config, each <name> in it replaced by
 -- values[name], and scripts (file name -> text) into dir/scripts; starts the
 -- agent on them with the --config option and extra (more shell words).
--- Returns the agent, having checked that it serves HTTP.
+-- Returns the agent, having checked that it serves HTTP (an agent that does
+-- not is stopped before the check fails, so that no case leaves one behind).
 function _M.start_agent(dir, config, values, extra, scripts)
   local cfg = dir .. "/rover.yaml"
   write(cfg, (config:gsub("<(%w+)>", values)))
@@ -33,7 +34,11 @@ function _M.start_agent(dir, config, values, extra, scripts)
     write(dir .. "/scripts/" .. name, text)
   end
   local agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg) .. " " .. (extra or ""))
-  assert.is_truthy(agent.port, agent:log_text())
+  if not agent.port then
+    local log = agent:log_text()
+    agent:stop()
+    assert.is_truthy(agent.port, log)
+  end
   return agent
 end
 
