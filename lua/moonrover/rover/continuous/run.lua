@@ -84,6 +84,8 @@ function _M.new(deps)
   return self
 end
 
+-- Takes the check types and the local policies of the user's
+-- continuous_policies module, problems logged.
 function _M:load_user_module()
   local user = user_module(self.log)
   if type(user.checkers) == "function" then
@@ -141,6 +143,8 @@ function _M:want_http()
   end
 end
 
+-- Hands the engine a service's policies, OAP's and the local ones together,
+-- and starts reading HTTP exchanges when one of them checks HTTP.
 function _M:apply(service)
   local list = {}
   for _, source in ipairs({ self.oap[service] or {}, self.local_[service] or {} }) do
@@ -223,6 +227,8 @@ function _M:refresh()
   self.engine:set_processes(with)
 end
 
+-- Samples the watched processes (every fetch_interval) into the engine's
+-- windows; nothing while no policy is in effect.
 function _M:sample()
   if self.engine:idle() then
     return
@@ -237,6 +243,7 @@ function _M:sample()
   self.engine:sample(self.agent.now(), samples or {}, processes.system(), self.series)
 end
 
+-- Counts a trigger reported to OAP, by task type, on /metrics.
 function _M:count_trigger(target)
   local c = self.triggers[target]
   if not c then
@@ -298,6 +305,8 @@ function _M:prune()
   end
 end
 
+-- Judges every item (every check_interval): sends the meters and reports
+-- the triggers.
 function _M:check()
   self:prune()
   self:refresh()
@@ -343,6 +352,8 @@ function _M:hand_over()
     tasks = tasks }
 end
 
+-- Takes what hand_over() of the previous version gave: policies, UUIDs and
+-- the continuous tasks, handed to the task manager again.
 function _M:take_over(state)
   for service, uuid in pairs(state.uuids or {}) do
     self.uuids[service] = uuid

@@ -41,6 +41,7 @@ function _M:add(runner)
   return true
 end
 
+-- Stops handing batches to runner (the subscription stays).
 function _M:remove(runner)
   list.remove(self.runners, runner)
 end
