@@ -9,9 +9,11 @@
 -- real bundled lua/scripts/network.lua with coroot's metrics. The metrics
 -- registry is a cheap recording one (Lua numbers, not the agent's C series:
 -- those need an agent's script), so the registry's own cost is left out.
--- Reports ns of CPU (os.clock) per exchange, the median of the rounds, with
--- the collector stopped during the rounds; the bytes allocated per exchange
--- and the CPU of a full collection after each round are reported apart.
+-- Reports ns of CPU (os.clock) per exchange, the median of the rounds (the
+-- garbage collector's work included), LuaJIT's VM states sampled during
+-- the rounds (jit.profile: the collector's share) and the bytes allocated
+-- per exchange. STATES=0 leaves the VM states out (to run it under
+-- LuaJIT's own profiler, luajit -jp=..., which the sampling would stop).
 --   usage (from the repo root, after scripts/build.sh):
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/net_replay.lua [REQUESTS] [ROUNDS] [BATCH]
 -- REQUESTS per round (200000), ROUNDS (7), BATCH records per batch (1024,
@@ -183,43 +185,73 @@ end
 -- ------------------------------------------------------------- measuring
 
 -- Feeds `requests` requests; returns the CPU seconds of the tracer and the
--- script, the bytes they allocated (the collector is stopped while they run,
--- then a full collection's CPU seconds, counted apart: what the collector
--- costs in the agent depends on its pace there) and the exchanges made.
+-- script (the collector's work included: it runs at its own pace, as in
+-- the agent) and the exchanges made.
 local function round(requests)
   local batches = math.ceil(requests * 4 / BATCH)
-  local cpu, allocated, next_tick = 0, 0, now + TICK_NS
-  collectgarbage("collect")
-  collectgarbage("stop")
+  local cpu, next_tick = 0, now + TICK_NS
   for _ = 1, batches do
     fill_batch()
-    local t0, kb0 = os.clock(), collectgarbage("count")
+    local t0 = os.clock()
     network:feed(rt.lib.MR_STREAM_NET, buffer, BATCH)
     if now >= next_tick then
       network:tick(now)
       next_tick = now + TICK_NS
     end
     cpu = cpu + os.clock() - t0
-    allocated = allocated + (collectgarbage("count") - kb0) * 1024
   end
-  local g0 = os.clock()
-  collectgarbage("restart")
+  return cpu, batches * BATCH / 2
+end
+
+-- Bytes allocated per exchange: a short round with the collector stopped
+-- (a long one would time page faults of the growing heap).
+local function allocated_per_exchange()
   collectgarbage("collect")
-  return cpu, allocated, os.clock() - g0, batches * BATCH / 2
+  collectgarbage("stop")
+  local kb0 = collectgarbage("count")
+  local _, exchanges = round(4 * BATCH)
+  local bytes = (collectgarbage("count") - kb0) * 1024
+  collectgarbage("restart")
+  return bytes / exchanges
+end
+
+-- LuaJIT's VM states sampled every millisecond while fn runs (jit.profile):
+-- the share of samples compiled (N), interpreted (I), in C (C), in the
+-- collector (G), compiling (J).
+local function vm_states(fn)
+  if os.getenv("STATES") == "0" then
+    fn()
+    return "not sampled"
+  end
+  local profile = require("jit.profile")
+  local count, total = {}, 0
+  profile.start("i1", function(_, samples, vmstate)
+    count[vmstate] = (count[vmstate] or 0) + samples
+    total = total + samples
+  end)
+  fn()
+  profile.stop()
+  local parts = {}
+  for _, state in ipairs({ "N", "I", "C", "G", "J" }) do
+    parts[#parts + 1] = string.format("%s %.0f%%", state, 100 * (count[state] or 0) / math.max(total, 1))
+  end
+  return table.concat(parts, ", ")
 end
 
 open_connections()
 round(20000) -- warm-up: traces compiled
-local per, bytes, gc_per = {}, {}, {}
-for k = 1, ROUNDS do
-  local h0 = delivered.http
-  local s0, a0 = by_name.container_http_inbound_requests_total.value, by_name.container_http_requests_total.value
-  local cpu, allocated, gc_cpu, exchanges = round(REQUESTS)
-  assert(delivered.http - h0 == exchanges, "exchanges: " .. delivered.http - h0 .. " of " .. exchanges)
-  local served, asked = by_name.container_http_inbound_requests_total, by_name.container_http_requests_total
-  assert(served.value - s0 == exchanges / 2 and asked.value - a0 == exchanges / 2, "requests not counted")
-  per[k], bytes[k], gc_per[k] = cpu * 1e9 / exchanges, allocated / exchanges, gc_cpu * 1e9 / exchanges
-end
+local per = {}
+local states = vm_states(function()
+  for k = 1, ROUNDS do
+    local h0 = delivered.http
+    local s0, a0 = by_name.container_http_inbound_requests_total.value, by_name.container_http_requests_total.value
+    local cpu, exchanges = round(REQUESTS)
+    assert(delivered.http - h0 == exchanges, "exchanges: " .. delivered.http - h0 .. " of " .. exchanges)
+    local served, asked = by_name.container_http_inbound_requests_total, by_name.container_http_requests_total
+    assert(served.value - s0 == exchanges / 2 and asked.value - a0 == exchanges / 2, "requests not counted")
+    per[k] = cpu * 1e9 / exchanges
+  end
+end)
 local function median(t)
   local s = { unpack(t) }
   table.sort(s)
@@ -231,6 +263,5 @@ for k = 1, ROUNDS do
 end
 print(string.format("ns per exchange (%d rounds of %d requests, %d records a batch): %s", ROUNDS, REQUESTS,
   BATCH, table.concat(parts, " ")))
-print(string.format("median %.0f ns per exchange (%.0f per request), collector stopped; allocated %.0f bytes "
-  .. "per exchange; a full collection after the round %.0f ns per exchange", median(per), 2 * median(per),
-  median(bytes), median(gc_per)))
+print(string.format("VM states: %s; allocated %.0f bytes per exchange", states, allocated_per_exchange()))
+print(string.format("median %.0f ns per exchange, %.0f per request", median(per), 2 * median(per)))

@@ -12,6 +12,7 @@ local protocol_list = require("moonrover.net.protocol_list")
 local tracer = require("moonrover.net.tracer")
 
 local ffi, lib = rt.ffi, rt.lib
+local new_table = require("table.new")
 
 local _M = {}
 local mt = { __index = _M }
@@ -86,13 +87,16 @@ end
 -- has items, in the order of _M.streams(): connection events first, so that
 -- a connection's opening comes before its exchanges. (A walk of the names,
 -- not pairs(), which LuaJIT 2.1 does not compile.)
+-- The next list of a stream is made the size of the last batch (the next
+-- is likely alike): a list grown from empty is reallocated a dozen times.
 function _M:flush()
   local out, names = self.out, self.names
   for k = 1, #names do
     local name = names[k]
     local list = out[name]
-    if #list > 0 then
-      out[name] = {}
+    local n = #list
+    if n > 0 then
+      out[name] = new_table(n, 0)
       self.deliver(name, list)
     end
   end
