@@ -12,8 +12,9 @@
 -- Reports ns of CPU (os.clock) per exchange, the median of the rounds (the
 -- garbage collector's work included), LuaJIT's VM states sampled during
 -- the rounds (jit.profile: the collector's share) and the bytes allocated
--- per exchange. UNMEASURED=1: see below. STATES=0 leaves the VM states out (to run it under
--- LuaJIT's own profiler, luajit -jp=..., which the sampling would stop).
+-- per exchange. UNMEASURED=1: see below. STATES=0 leaves the VM states out
+-- (to run it under LuaJIT's own profiler, luajit -jp=..., which the
+-- sampling would stop). scripts/bench/net_replay.sh compares two versions.
 --   usage (from the repo root, after scripts/build.sh):
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/net_replay.lua [REQUESTS] [ROUNDS] [BATCH]
 -- REQUESTS per round (200000), ROUNDS (7), BATCH records per batch (1024,
