@@ -111,6 +111,10 @@ uint32_t mr_profile_sample_count(const mr_profile *p);
 const struct mr_sample *mr_profile_samples(const mr_profile *p);
 const uint32_t *mr_profile_stack_frames(const mr_profile *p);
 const struct mr_frame *mr_profile_frames(const mr_profile *p);
+/* Adds the samples of src whose pid is one of pids (every sample when npids
+ * is 0) into dst, summing counts and nanos of stacks dst already has. */
+int mr_profile_copy(mr_profile *dst, const mr_profile *src, const int32_t *pids, uint32_t npids, char *err,
+		    size_t errlen);
 
 /* ------------------------------------------------------------------- files */
 
@@ -189,6 +193,11 @@ int mr_profiler_poll(mr_profiler *p, int32_t timeout_ms, char *err, size_t errle
  * mr_profiler_stop, a drain takes everything, whatever it costs. */
 int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen);
 void mr_profiler_stop(mr_profiler *p);
+/* Adds pid to (add = 1) or removes it from (add = 0) the processes a profiler
+ * opened with pids samples, while it runs: profiles that share one profiler
+ * change its set as they start and end. -EINVAL for a profiler of every
+ * process. */
+int mr_profiler_target(mr_profiler *p, int32_t pid, int32_t add, char *err, size_t errlen);
 void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out);
 void mr_profiler_close(mr_profiler *p);
 

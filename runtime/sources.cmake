@@ -12,7 +12,7 @@ set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
 set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c sym_plt.c
     sym_process.c sym_roots.c sym_table.c sym_vdso.c symbolizer.c)
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c proc_stat.c proc_watch.c)
-set(MR_SOURCES_profile profile.c profile_samples.c)
+set(MR_SOURCES_profile profile.c profile_copy.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)
 set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_drain.c profiler_processes.c)
 set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_streams.c data_plane_thread.c)
