@@ -72,7 +72,6 @@ local NO_KUBERNETES = "no Kubernetes discovery yet (moonrover names host process
   .. "or a process_naming.lua)"
 local NETWORK_OWN_TRACER = "NETWORK tasks run on moonrover's network tracer, which has its own buffers "
   .. "(agent.network_payload) and keeps the parsed head of a message, not its body"
-local NO_CONTINUOUS = "no continuous profiling yet"
 local NO_ACCESS_LOG = "no access log module yet"
 local NO_PPROF = "no Go pprof server (moonrover serves /metrics and /healthz, see agent.http)"
 local NO_AGENT_SENSOR = "no AGENT_SENSOR mode (metadata files of SkyWalking language agents)"
@@ -250,7 +249,7 @@ local continuous = map({
     execute_duration = duration("10m", POSITIVE),
     silence_duration = duration("20m", POSITIVE),
   }),
-}, { unused = NO_CONTINUOUS })
+})
 
 local profiling = map({
   active = bool("true"),

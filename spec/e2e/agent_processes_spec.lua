@@ -16,12 +16,14 @@ local WAIT_S = 30
 -- The Lua blocks of the two sections that are whole scripts, in order.
 local function doc_examples()
   local doc = assert(files.read((os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/lua-api.md"))
-  local from = assert(doc:find("## Processes: `moonrover.processes`", 1, true))
-  local to = assert(doc:find("## Metrics the agent exports", from, true))
   local out = {}
-  for block in doc:sub(from, to):gmatch("```lua\n(.-)```") do
-    if block:find('require("moonrover.agent")', 1, true) then
-      out[#out + 1] = block
+  for _, heading in ipairs({ "## Processes: `moonrover.processes`", "## Windows and silence:" }) do
+    local from = assert(doc:find("\n" .. heading, 1, true))
+    local to = doc:find("\n## ", from + 1, true) or #doc
+    for block in doc:sub(from, to):gmatch("```lua\n(.-)```") do
+      if block:find('require("moonrover.agent")', 1, true) then
+        out[#out + 1] = block
+      end
     end
   end
   return out

@@ -2,12 +2,14 @@
 -- lua/scripts/rover.lua inside `moonrover agent` when the --config file has a
 -- `core` section: it reports processes (host-mode naming rules), polls OAP
 -- for profiling tasks, runs ON_CPU / OFF_CPU tasks on moonrover's profiler and
--- streams their data back, and NETWORK tasks on the network tracer
+-- streams their data back, NETWORK tasks on the network tracer
 -- (rover/network/), whose meters and sampled traces go out every
--- report_interval. Every piece of policy is its own module; this one
+-- report_interval, and OAP's continuous-profiling policies
+-- (rover/continuous/). Every piece of policy is its own module; this one
 -- wires them to the agent's timers and carries state across hot reloads.
 local config = require("moonrover.config")
 local config_schema = require("moonrover.config_schema")
+local continuous = require("moonrover.rover.continuous.run")
 local cpu_runner = require("moonrover.rover.cpu_runner")
 local network_tasks = require("moonrover.rover.network.tasks")
 local oap_client = require("moonrover.rover.oap_client")
@@ -237,6 +239,15 @@ local function start_timers(st, agent, s)
   end)
 end
 
+-- Continuous profiling (rover/continuous/run.lua), with the profiling tasks.
+local function start_continuous(st, agent, s, cfg, state)
+  local settings = assert(continuous.settings(cfg))
+  st.continuous = continuous.new({ agent = agent, client = st.client, reporter = st.reporter, tasks = st.tasks,
+    regex = sys.regex, now_ms = sys.now_ms, settings = settings, state = state,
+    call = function(rpc, fn) return watched(st, agent, rpc, fn) end })
+  st.continuous:start(s.check_interval)
+end
+
 -- /healthz says "degraded: OAP unreachable since ..." while it is.
 local function show_reachability(address)
   return function(reachable, since_ms)
@@ -296,14 +307,19 @@ function _M.run(agent)
     end })
   local new_runner, resolve = runner_factory(s, st.reporter, agent, st.net)
   st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,
-    log = function(level, fmt, ...) agent.log[level](fmt, ...) end })
+    log = function(level, fmt, ...) agent.log[level](fmt, ...) end,
+    on_failed = function(task) return st.continuous and st.continuous:task_failed(task) end })
   -- After a reload the tasks are asked for again from the start (OAP re-sends
   -- them) and resume with their original start times and unsent data.
   st.tasks:take_over(old.tasks or {})
   agent.export(function()
-    return { agent_id = st.agent_id, tasks = st.tasks:hand_over(), status = st.status:hand_over() }
+    return { agent_id = st.agent_id, tasks = st.tasks:hand_over(), status = st.status:hand_over(),
+      continuous = st.continuous and st.continuous:hand_over() }
   end, function(state) st.tasks:take_back(state.tasks or {}) end)
   start_timers(st, agent, s)
+  if s.profiling ~= false then
+    start_continuous(st, agent, s, cfg, old.continuous)
+  end
   agent.on_stop(function()
     st.tasks:stop_all()
     flush(st, agent)
