@@ -12,23 +12,12 @@ local trace_e2e = require("support.trace_e2e")
 local write = require("support.files").write
 local cjson = require("cjson")
 
-local function skip_reason()
-  local why = e2e.skip_reason()
-  if why then
-    return why
-  end
-  for _, path in ipairs({ "/usr/sbin/nginx", "/usr/bin/curl" }) do
-    if not io.open(path, "rb") then
-      return path .. " is not installed (scripts/setup.sh installs it)"
-    end
-  end
-  return nil
-end
-
-local it = require("support.skip").guard(it, pending, skip_reason())
-
 local q = e2e.quote
 local PYTHON = "/usr/bin/python3"
+
+local it = require("support.skip").guard(it, pending, trace_e2e.skip_reason({ PYTHON, "/usr/sbin/nginx",
+  "/usr/bin/curl" }))
+
 local BACKEND_SCRIPT = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/http_server.py"
 
 -- The drop-in's schedule with CONFIG's periods (rover_spec.lua explains
