@@ -16,6 +16,7 @@ local messages = require("moonrover.rover.continuous.messages")
 local policy = require("moonrover.rover.continuous.policy")
 local processes = require("moonrover.processes")
 local silence = require("moonrover.silence")
+local task_command = require("moonrover.rover.task_command")
 local windows = require("moonrover.windows")
 
 local _M = {}
@@ -49,15 +50,6 @@ local function user_module(log)
     return {}
   end
   return type(m) == "table" and m or {}
-end
-
-local function arg(cmd, key)
-  for _, a in ipairs(cmd.args or {}) do
-    if a.key == key then
-      return a.value
-    end
-  end
-  return nil
 end
 
 -- deps: agent, client (oap_client), reporter, tasks (task_manager), regex
@@ -162,7 +154,8 @@ end
 function _M:on_policies(commands)
   for _, cmd in ipairs(commands or {}) do
     if cmd.command == POLICY_COMMAND then
-      local services, problems = policy.parse(arg(cmd, "ServiceWithPolicyJSON"), self.registry, self.deps.regex)
+      local json = task_command.args_by_key(cmd.args).ServiceWithPolicyJSON
+      local services, problems = policy.parse(json, self.registry, self.deps.regex)
       for _, p in ipairs(problems) do
         self.log("warn", "continuous profiling policy: %s (item left out)", p)
       end
@@ -257,7 +250,7 @@ end
 local function task_id(response)
   for _, cmd in ipairs(response and response.commands or {}) do
     if cmd.command == REPORT_COMMAND then
-      return arg(cmd, "TaskId")
+      return task_command.args_by_key(cmd.args).TaskId
     end
   end
   return nil
