@@ -217,7 +217,9 @@ function Sampler:sample(pids)
   end
   local out = {}
   local t = self.now()
-  lib.mr_proc_watch_read(self.reader, self.pids, n, self.recs)
+  if lib.mr_proc_watch_read(self.reader, self.pids, n, self.recs) < 0 then
+    return nil, "cannot sample processes: the system's clock tick or page size is unknown"
+  end
   for i = 0, n - 1 do
     local rec = self.recs[i]
     if rec.pid ~= 0 then

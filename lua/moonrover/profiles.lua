@@ -12,6 +12,7 @@
 -- caller calls profiles.tick() from its own loop; h:done() and h:collect()
 -- also move things on. State is per Lua state: each agent script has its
 -- own profiles, profilers and limits.
+local list = require("moonrover.lib.list")
 local pid_list = require("moonrover.pid_list")
 local profile_group = require("moonrover.profiling.profile_group")
 local profile_limits = require("moonrover.profiling.profile_limits")
@@ -97,15 +98,6 @@ local function new_handle(o)
   return h
 end
 
-local function remove(list, item)
-  for i, x in ipairs(list) do
-    if x == item then
-      table.remove(list, i)
-      return
-    end
-  end
-end
-
 -- Ends h: its last samples, out of its group, its result made.
 local function finish(h, ended, err)
   local g = h.group
@@ -113,7 +105,7 @@ local function finish(h, ended, err)
   if g:empty() then
     groups[g.key] = nil
   end
-  remove(running, h)
+  list.remove(running, h)
   local t = now()
   h.state, h.ended_at = "done", t
   h.err = err or (not ok and leave_err) or nil

@@ -81,7 +81,8 @@ static void drop(mr_proc_watch *w, size_t i)
 	struct kept *k = &w->kept[i];
 
 	release(k->fd);
-	mr_pid_table_remove(w->index, k->pid);
+	/* Every kept pid is in the index: removing it cannot fail. */
+	(void)mr_pid_table_remove(w->index, k->pid);
 	kept_total--;
 	*k = w->kept[--w->n_kept];
 	if (i < w->n_kept) {

@@ -6,8 +6,8 @@
 -- loop and acts on it once.
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
-local files = require("support.files")
-local write = files.write
+local lua_api_doc = require("support.lua_api_doc")
+local write = require("support.files").write
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
@@ -15,12 +15,9 @@ local WAIT_S = 30
 
 -- The Lua blocks of the two sections that are whole scripts, in order.
 local function doc_examples()
-  local doc = assert(files.read((os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/lua-api.md"))
   local out = {}
   for _, heading in ipairs({ "## Processes: `moonrover.processes`", "## Windows and silence:" }) do
-    local from = assert(doc:find("\n" .. heading, 1, true))
-    local to = doc:find("\n## ", from + 1, true) or #doc
-    for block in doc:sub(from, to):gmatch("```lua\n(.-)```") do
+    for _, block in ipairs(lua_api_doc.examples(heading)) do
       if block:find('require("moonrover.agent")', 1, true) then
         out[#out + 1] = block
       end
@@ -37,24 +34,14 @@ local function busy_loop()
   return pid
 end
 
-local function count(text, plain)
-  local n, from = 0, 1
-  while true do
-    local at = text:find(plain, from, true)
-    if not at then
-      return n
-    end
-    n, from = n + 1, at + #plain
-  end
-end
+local count = agent_run.count
 
 describe("moonrover agent watching processes (end to end)", function()
   local dir, scripts, agent, busy
 
   before_each(function()
     dir = e2e.tmpdir()
-    scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    scripts = agent_run.scripts_dir(dir)
     busy = busy_loop()
   end)
 

@@ -6,6 +6,7 @@ local agent_run = require("support.agent_run")
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local files = require("support.files")
+local lua_api_doc = require("support.lua_api_doc")
 local folded = require("moonrover.profiling.writers.folded")
 local profiles = require("moonrover.profiles")
 
@@ -14,17 +15,10 @@ local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 -- A profile's end is checked at each tick; 20 s leave room for a loaded
 -- machine on top of the longest duration below.
 local WAIT_S = 20
-local DOC = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/lua-api.md"
 
--- The Lua examples of the doc's "Profiles" section, in order.
+-- The Lua examples of docs/lua-api.md's "Profiles" section, in order.
 local function doc_examples()
-  local text = assert(files.read(DOC))
-  local section = assert(text:match("\n## Profiles: `moonrover.profiles`\n(.-)\n## "))
-  local out = {}
-  for code in section:gmatch("```lua\n(.-)```") do
-    out[#out + 1] = code
-  end
-  return out
+  return lua_api_doc.examples("## Profiles: `moonrover.profiles`")
 end
 
 local function wait_done(...)
@@ -200,8 +194,7 @@ describe("moonrover.profiles (end to end)", function()
 
   it("runs in a user's agent script, driven by the agent's timer", function()
     local pid = spawn("cpu_ratio", "30")
-    local scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    local scripts = agent_run.scripts_dir(dir)
     files.write(scripts .. "/profile_once.lua", string.format([[
 local agent = require("moonrover.agent")
 local profiles = require("moonrover.profiles")
@@ -221,8 +214,7 @@ end }))
 
   it("runs the examples of docs/lua-api.md as they are written", function()
     local pid = spawn("cpu_ratio", "30")
-    local scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    local scripts = agent_run.scripts_dir(dir)
     local examples = doc_examples()
     assert.same(7, #examples)
     for i, code in ipairs(examples) do

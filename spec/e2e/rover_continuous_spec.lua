@@ -2,12 +2,11 @@
 -- stand-in OAP: a CPU policy on a busy workload fires one ON_CPU task whose
 -- data arrives, its silence holds the next trigger back, and an HTTP error
 -- rate policy fires once a real server starts answering 500.
-local agent_run = require("support.agent_run")
-local clock = require("support.clock")
 local e2e = require("support.e2e")
+local lua_api_doc = require("support.lua_api_doc")
 local oap = require("support.oap")
+local rover_run = require("support.rover_run")
 local servers = require("support.servers")
-local write = require("support.files").write
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
@@ -19,9 +18,6 @@ local POLICY_IN_EFFECT_S = 0.5 + HEARTBEAT_S + 1 + POLICY_S
 -- From a policy in effect to its trigger's report: Period seconds of
 -- samples, then the next check.
 local TRIGGER_S = 5 + CHECK_S
--- Added to every deadline (see rover_spec.lua: steps were seen well under a
--- second late on a busy 2-core machine; this is ten times that).
-local SLACK_S = 10
 
 local CONFIG = [[
 core:
@@ -48,10 +44,7 @@ profiling:
       silence_duration: 10m
 ]]
 
--- dir as a POSIX extended regex matching itself ("." taken literally).
-local function literal(dir)
-  return (dir:gsub("[.]", "[.]"))
-end
+local literal = rover_run.literal
 
 local function data_of(stub, task_id)
   local out, current = {}, nil
@@ -66,8 +59,9 @@ end
 
 -- The example of docs/lua-api.md's "HTTP series" section.
 local function lua_api_example()
-  local doc = assert(io.open((os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/docs/lua-api.md")):read("*a")
-  return assert(doc:match("```lua\n(%-%- Warns, every 10 s, about the servers.-)```"), "no HTTP series example")
+  local example = lua_api_doc.examples("## HTTP series:")[1]
+  return assert(example and example:match("^%-%- Warns, every 10 s, about the servers") and example,
+    "no HTTP series example")
 end
 
 describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", function()
@@ -78,14 +72,8 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
   end)
 
   after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    if stub then
-      stub:stop()
-      stub = nil
-    end
+    rover_run.stop(agent, stub)
+    agent, stub = nil, nil
     e2e.kill(workload)
     e2e.kill(client)
     workload, client = nil, nil
@@ -100,14 +88,7 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
   local function start_agent(values, extra, scripts)
     values.port, values.heartbeat, values.policy, values.check, values.execute = stub.port, HEARTBEAT_S, POLICY_S,
       CHECK_S, EXECUTE_S
-    local cfg = dir .. "/rover.yaml"
-    write(cfg, (CONFIG:gsub("<(%w+)>", values)))
-    os.execute("mkdir -p " .. dir .. "/scripts")
-    for name, text in pairs(scripts or {}) do
-      write(dir .. "/scripts/" .. name, text)
-    end
-    agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg) .. (extra or ""))
-    assert.is_truthy(agent.port, agent:log_text())
+    agent = rover_run.start_agent(dir, CONFIG, values, extra, scripts)
   end
 
   -- The values of one meter the stand-in received, for failure messages.
@@ -119,16 +100,12 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     return name .. ": " .. table.concat(out, " ")
   end
 
-  -- Waits for fn() until `due` seconds from now plus SLACK_S; returns its
-  -- value, or fails saying what it waited for and what had happened.
+  -- Waits for fn() (see rover_run.await); fails saying what had happened,
+  -- the policies' meters included.
   local function await(what, due, fn)
-    local v = clock.wait_for(fn, due + SLACK_S)
-    if not v then
-      assert.is_truthy(v, string.format("%s: not seen within %.1f s (due after %.1f s)\n%s\n%s\n%s\n"
-        .. "agent log, last lines:\n%s", what, due + SLACK_S, due, stub:summary(),
-        meter_values("rover_con_p_process_cpu"), meter_values("rover_con_p_http_error_rate"), agent:log_tail()))
-    end
-    return v
+    return rover_run.await(stub, agent, what, due, fn, function()
+      return meter_values("rover_con_p_process_cpu") .. "\n" .. meter_values("rover_con_p_http_error_rate")
+    end)
   end
 
   local function await_reports(n, due)

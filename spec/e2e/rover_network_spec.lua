@@ -4,41 +4,29 @@
 -- (some with an sw8 or b3 header), and what the task reports: rover_net_p_*
 -- meters whose request counts are the requests sent, and the sampled traces
 -- of the slow, the 404 and the 500 requests that carried a trace header.
-local agent_run = require("support.agent_run")
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local oap = require("support.oap")
+local rover_run = require("support.rover_run")
 local trace_e2e = require("support.trace_e2e")
 local write = require("support.files").write
 local cjson = require("cjson")
 
-local function skip_reason()
-  local why = e2e.skip_reason()
-  if why then
-    return why
-  end
-  for _, path in ipairs({ "/usr/sbin/nginx", "/usr/bin/curl" }) do
-    if not io.open(path, "rb") then
-      return path .. " is not installed (scripts/setup.sh installs it)"
-    end
-  end
-  return nil
-end
-
-local it = require("support.skip").guard(it, pending, skip_reason())
-
 local q = e2e.quote
 local PYTHON = "/usr/bin/python3"
+
+local it = require("support.skip").guard(it, pending, trace_e2e.skip_reason({ PYTHON, "/usr/sbin/nginx",
+  "/usr/bin/curl" }))
+
 local BACKEND_SCRIPT = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/http_server.py"
 
 -- The drop-in's schedule with CONFIG's periods (rover_spec.lua explains
 -- it): processes reported after the first scan and a heartbeat; a task
 -- starts at the tick after the queryTasks that brings it; a report goes out
--- every report_interval. SLACK_S is added to every deadline, as there.
+-- every report_interval. rover_run.SLACK_S is added to every deadline.
 local HEARTBEAT_S, CHECK_S, REPORT_S, TICK_S = 1, 1, 1, 1
 local REPORTED_S = 0.5 + HEARTBEAT_S
 local STARTED_S = CHECK_S + TICK_S
-local SLACK_S = 10
 -- How long the backend takes to answer /slow (above the rule's MinDuration).
 local SLOW_S, MIN_DURATION_MS = 1.5, 1000
 
@@ -120,14 +108,8 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
   local dir, stub, agent, nginx, backend
 
   after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    if stub then
-      stub:stop()
-      stub = nil
-    end
+    rover_run.stop(agent, stub)
+    agent, stub = nil, nil
     e2e.kill(nginx)
     e2e.kill(backend)
     nginx, backend = nil, nil
@@ -135,10 +117,7 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
   end)
 
   local function await(what, due, fn)
-    local v = clock.wait_for(fn, due + SLACK_S)
-    assert.is_truthy(v, string.format("%s: not seen within %.1f s (due after %.1f s)\n%s\nagent log, last lines:\n%s",
-      what, due + SLACK_S, due, stub:summary(), agent:log_tail()))
-    return v
+    return rover_run.await(stub, agent, what, due, fn)
   end
 
   local function start_servers()
@@ -162,12 +141,8 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     dir = e2e.tmpdir()
     stub = assert(oap.start({ dir = dir }))
     local port, backend_port = start_servers()
-    local cfg = dir .. "/rover.yaml"
-    write(cfg, (CONFIG:gsub("<(%w+)>", { port = stub.port, heartbeat = HEARTBEAT_S, check = CHECK_S,
-      report = REPORT_S, dir = dir:gsub("[.]", "[.]"), backend = backend_port })))
-    os.execute("mkdir -p " .. q(dir .. "/scripts"))
-    agent = agent_run.start(dir, dir .. "/scripts", "--network on --script-memory 1024 --config " .. q(cfg))
-    assert.is_truthy(agent.port, agent:log_text())
+    agent = rover_run.start_agent(dir, CONFIG, { port = stub.port, heartbeat = HEARTBEAT_S, check = CHECK_S,
+      report = REPORT_S, dir = rover_run.literal(dir), backend = backend_port }, "--network on --script-memory 1024")
     await("nginx (pid " .. nginx .. ") and the backend (pid " .. backend .. ") reported", REPORTED_S, function()
       local pids = reported_pids(stub)
       return pids[nginx] and pids[backend]

@@ -5,6 +5,7 @@ local processes = require("moonrover.processes")
 local e2e = require("support.e2e")
 local clock = require("support.clock")
 local files = require("support.files")
+local proc_mapping = require("support.proc_mapping")
 local capture = require("support.shell").capture
 
 local ffi = require("ffi")
@@ -161,18 +162,8 @@ describe("processes", function()
 end)
 
 describe("processes under a mapped proc root", function()
-  local MAPPING = "ROVER_HOST_PROC_MAPPING"
   local ID = string.rep("ab", 32)
-  local dir, saved, hz, page
-  pcall(ffi.cdef, "int setenv(const char *name, const char *value, int overwrite); int unsetenv(const char *name);")
-
-  local function set_mapping(value)
-    if value then
-      assert.equal(0, ffi.C.setenv(MAPPING, value, 1))
-    else
-      assert.equal(0, ffi.C.unsetenv(MAPPING))
-    end
-  end
+  local dir, hz, page
 
   -- A stat line: utime, stime, threads, start and rss (pages) at their fields.
   local function stat(pid, comm, utime, stime, threads, started, rss)
@@ -181,7 +172,6 @@ describe("processes under a mapped proc root", function()
   end
 
   setup(function()
-    saved = os.getenv(MAPPING)
     hz = tonumber(capture("getconf CLK_TCK"))
     page = tonumber(capture("getconf PAGESIZE"))
     dir = os.tmpname()
@@ -196,12 +186,12 @@ describe("processes under a mapped proc root", function()
   end)
 
   teardown(function()
-    set_mapping(saved)
+    proc_mapping.restore()
     if dir then os.execute("rm -rf " .. dir) end
   end)
 
-  before_each(function() set_mapping(dir) end)
-  after_each(function() set_mapping(saved) end)
+  before_each(function() proc_mapping.set(dir) end)
+  after_each(function() proc_mapping.restore() end)
 
   it("reads a stat line whose name holds spaces and parentheses, and leaves out a malformed one", function()
     local r = assert(processes.sampler():sample({ 42, 43 }))

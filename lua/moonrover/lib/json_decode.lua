@@ -1,9 +1,9 @@
 -- json_decode.lua - reads JSON text (RFC 8259) into Lua values: objects as
 -- tables keyed by name, arrays as lists, null as nil (a null array element
 -- leaves a hole), numbers as Lua numbers. For the small documents OAP sends
--- inside command arguments (a task's ExtensionConfigJSON); written here
--- because agent scripts load no C modules. Bad text is an error message,
--- never a raise.
+-- inside command arguments (a NETWORK task's ExtensionConfigJSON, continuous
+-- profiling's ServiceWithPolicyJSON); written here because agent scripts
+-- load no C modules. Bad text is an error message, never a raise.
 local _M = {}
 
 local byte, sub, char = string.byte, string.sub, string.char

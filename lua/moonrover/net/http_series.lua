@@ -18,6 +18,9 @@ local mt = { __index = _M }
 
 local DEFAULTS = { seconds = 60, max_pids = 1000, max_paths = 100 }
 
+-- new(opts): a series keeping opts.seconds seconds of opts.max_pids
+-- processes and opts.max_paths paths each (DEFAULTS for those not given);
+-- nil and why when one is not a positive integer.
 function _M.new(opts)
   opts = opts or {}
   local self = setmetatable({ procs = {}, npids = 0, evicted = 0, paths_dropped = 0, ignored = 0 }, mt)

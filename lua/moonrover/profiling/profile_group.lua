@@ -4,6 +4,7 @@
 -- profile whose samples are copied to every member that asked for their pid
 -- (mr_profile_copy). A member joins and leaves at a drain, so it gets what
 -- was counted while it was a member and nothing else.
+local list = require("moonrover.lib.list")
 local profiler = require("moonrover.profiling.profiler")
 
 local _M = {}
@@ -118,15 +119,6 @@ function Group:empty()
   return #self.members == 0
 end
 
-local function remove(list, item)
-  for i, x in ipairs(list) do
-    if x == item then
-      table.remove(list, i)
-      return
-    end
-  end
-end
-
 -- Gives member what was counted up to now and takes it out; the last member
 -- out stops and closes the profiler (its last drain takes everything).
 -- true, or nil and why (member is out either way).
@@ -138,7 +130,7 @@ function Group:leave(member)
   else
     ok, err = self:drain_all()
   end
-  remove(self.members, member)
+  list.remove(self.members, member)
   for _, pid in ipairs(member.pids) do
     self.refs[pid] = self.refs[pid] - 1
     if self.refs[pid] == 0 then

@@ -25,6 +25,8 @@ local mt = { __index = _M }
 -- exchanges on in batches, so the last seconds are still filling.
 _M.HTTP_LAG = 2
 
+-- deps: windows (the moonrover.windows module), silence (a silence),
+-- silence_seconds (how long a dimension stays silent after a trigger).
 function _M.new(deps)
   return setmetatable({
     windows = deps.windows,

@@ -16,6 +16,7 @@ local messages = require("moonrover.rover.continuous.messages")
 local policy = require("moonrover.rover.continuous.policy")
 local processes = require("moonrover.processes")
 local silence = require("moonrover.silence")
+local task_command = require("moonrover.rover.task_command")
 local windows = require("moonrover.windows")
 
 local _M = {}
@@ -51,15 +52,6 @@ local function user_module(log)
   return type(m) == "table" and m or {}
 end
 
-local function arg(cmd, key)
-  for _, a in ipairs(cmd.args or {}) do
-    if a.key == key then
-      return a.value
-    end
-  end
-  return nil
-end
-
 -- deps: agent, client (oap_client), reporter, tasks (task_manager), regex
 -- (pattern -> matcher), now_ms, call(rpc, fn) -> the callback of a call
 -- (drop_in's watched), settings (from settings()), state (hand_over() of
@@ -77,13 +69,15 @@ function _M.new(deps)
   self.silence = old.silence and silence.import(old.silence) or silence.new(quiet)
   self.engine = engine.new({ windows = windows, silence = self.silence, silence_seconds = quiet })
   self.engine:import(old.windows)
-  self.sampler = processes.sampler()
+  self.sampler = assert(processes.sampler())
   self.series = assert(http_series.new())
   self:load_user_module()
   self:take_over(old)
   return self
 end
 
+-- Takes the check types and the local policies of the user's
+-- continuous_policies module, problems logged.
 function _M:load_user_module()
   local user = user_module(self.log)
   if type(user.checkers) == "function" then
@@ -141,6 +135,8 @@ function _M:want_http()
   end
 end
 
+-- Hands the engine a service's policies, OAP's and the local ones together,
+-- and starts reading HTTP exchanges when one of them checks HTTP.
 function _M:apply(service)
   local list = {}
   for _, source in ipairs({ self.oap[service] or {}, self.local_[service] or {} }) do
@@ -158,7 +154,8 @@ end
 function _M:on_policies(commands)
   for _, cmd in ipairs(commands or {}) do
     if cmd.command == POLICY_COMMAND then
-      local services, problems = policy.parse(arg(cmd, "ServiceWithPolicyJSON"), self.registry, self.deps.regex)
+      local json = task_command.args_by_key(cmd.args).ServiceWithPolicyJSON
+      local services, problems = policy.parse(json, self.registry, self.deps.regex)
       for _, p in ipairs(problems) do
         self.log("warn", "continuous profiling policy: %s (item left out)", p)
       end
@@ -223,6 +220,8 @@ function _M:refresh()
   self.engine:set_processes(with)
 end
 
+-- Samples the watched processes (every fetch_interval) into the engine's
+-- windows; nothing while no policy is in effect.
 function _M:sample()
   if self.engine:idle() then
     return
@@ -237,6 +236,7 @@ function _M:sample()
   self.engine:sample(self.agent.now(), samples or {}, processes.system(), self.series)
 end
 
+-- Counts a trigger reported to OAP, by task type, on /metrics.
 function _M:count_trigger(target)
   local c = self.triggers[target]
   if not c then
@@ -250,7 +250,7 @@ end
 local function task_id(response)
   for _, cmd in ipairs(response and response.commands or {}) do
     if cmd.command == REPORT_COMMAND then
-      return arg(cmd, "TaskId")
+      return task_command.args_by_key(cmd.args).TaskId
     end
   end
   return nil
@@ -298,6 +298,8 @@ function _M:prune()
   end
 end
 
+-- Judges every item (every check_interval): sends the meters and reports
+-- the triggers.
 function _M:check()
   self:prune()
   self:refresh()
@@ -343,6 +345,8 @@ function _M:hand_over()
     tasks = tasks }
 end
 
+-- Takes what hand_over() of the previous version gave: policies, UUIDs and
+-- the continuous tasks, handed to the task manager again.
 function _M:take_over(state)
   for service, uuid in pairs(state.uuids or {}) do
     self.uuids[service] = uuid

@@ -46,6 +46,8 @@ function _M.new(task, members, opts)
   }, mt)
 end
 
+-- Starts listening to the agent's network streams and reporting through the
+-- sender; true, or nil and why.
 function _M:start()
   local ok, err = self.opts.streams:add(self)
   if not ok then

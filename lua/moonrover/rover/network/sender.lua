@@ -22,6 +22,7 @@ _M.CALLS = {
   { "events", "collectSpanEvents", "skywalking.v3.SpanAttachedEvent" },
 }
 
+-- deps: see the top of this file.
 function _M.new(deps)
   return setmetatable({ deps = deps, runners = {}, left = { meters = {}, logs = {}, events = {} } }, mt)
 end
@@ -46,6 +47,7 @@ local function report_of(self, runner)
   return runner:report(now, _M.clock(now, self.deps.monotonic_ns()))
 end
 
+-- Sends runner's reports from the next send on.
 function _M:add(runner)
   self.runners[runner] = true
 end

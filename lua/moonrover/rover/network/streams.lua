@@ -4,6 +4,8 @@
 -- it), and every batch goes to each task listening then. A script cannot
 -- unsubscribe: the tracer keeps running, with no one listening, until the
 -- agent restarts or the script is reloaded.
+local list = require("moonrover.lib.list")
+
 local _M = {}
 local mt = { __index = _M }
 
@@ -39,13 +41,9 @@ function _M:add(runner)
   return true
 end
 
+-- Stops handing batches to runner (the subscription stays).
 function _M:remove(runner)
-  for i, r in ipairs(self.runners) do
-    if r == runner then
-      table.remove(self.runners, i)
-      return
-    end
-  end
+  list.remove(self.runners, runner)
 end
 
 return _M
