@@ -113,6 +113,10 @@ uint32_t mr_profile_sample_count(const mr_profile *p);
 const struct mr_sample *mr_profile_samples(const mr_profile *p);
 const uint32_t *mr_profile_stack_frames(const mr_profile *p);
 const struct mr_frame *mr_profile_frames(const mr_profile *p);
+/* Adds the samples of src whose pid is one of pids (every sample when npids
+ * is 0) into dst, summing counts and nanos of stacks dst already has. */
+int mr_profile_copy(mr_profile *dst, const mr_profile *src, const int32_t *pids, uint32_t npids, char *err,
+		    size_t errlen);
 
 /* ------------------------------------------------------------------- files */
 
@@ -223,6 +227,11 @@ int mr_profiler_poll(mr_profiler *p, int32_t timeout_ms, char *err, size_t errle
  * mr_profiler_stop, a drain takes everything, whatever it costs. */
 int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen);
 void mr_profiler_stop(mr_profiler *p);
+/* Adds pid to (add = 1) or removes it from (add = 0) the processes a profiler
+ * opened with pids samples, while it runs: profiles that share one profiler
+ * change its set as they start and end. -EINVAL for a profiler of every
+ * process. */
+int mr_profiler_target(mr_profiler *p, int32_t pid, int32_t add, char *err, size_t errlen);
 void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out);
 /* The unwinder's figures; all zero when user stacks are walked by frame pointer. */
 void mr_profiler_unwind_stats(const mr_profiler *p, struct mr_unwind_stats *out);
@@ -503,6 +512,45 @@ uint64_t mr_proc_start_ns(int32_t pid);
 /* 1 when the process's executable has an ELF symbol table (.symtab or
  * .dynsym) that profiling can use, 0 when not. */
 int32_t mr_proc_has_symbols(int32_t pid, char *err, size_t errlen);
+
+/* ------------------------------------------------------ watching processes */
+
+/* What watching a process reads of it (moonrover.processes): one read of
+ * /proc/PID/stat (below the same proc root as above). */
+struct mr_proc_stat {
+	int32_t pid;          /* 0 when the process could not be read (it exited) */
+	int32_t threads;      /* its threads now */
+	double cpu_seconds;   /* user + system CPU time of all its threads so far */
+	uint64_t start_ticks; /* when it started, clock ticks since boot: with pid, names it */
+	double start_seconds; /* the same in seconds since boot (CLOCK_BOOTTIME) */
+	uint64_t rss_bytes;   /* resident memory */
+	char comm[16];        /* its name */
+};
+/* Reads the n pids into out[0 .. n-1], in order; a pid that cannot be read
+ * (it exited, or pid <= 0) leaves its record zeroed. Returns how many were
+ * read, or -EINVAL for NULL arrays. Never blocks on anything but /proc. */
+int32_t mr_proc_stat_read(const int32_t *pids, uint32_t n, struct mr_proc_stat *out);
+
+/* A sampler's reader: it keeps the stat files of the pids it reads open
+ * between reads (up to a quarter of the open-file limit in all), which
+ * halves the cost of reading the same processes again; a file is closed when
+ * a read does not ask for its pid. A script's readers are closed with it. */
+typedef struct mr_proc_watch mr_proc_watch;
+mr_proc_watch *mr_proc_watch_new(char *err, size_t errlen);
+void mr_proc_watch_free(mr_proc_watch *w);
+/* As mr_proc_stat_read, through w's kept files. */
+int32_t mr_proc_watch_read(mr_proc_watch *w, const int32_t *pids, uint32_t n, struct mr_proc_stat *out);
+
+struct mr_proc_system {
+	double load1, load5, load15; /* the load averages of /proc/loadavg */
+	int32_t cpus;                /* CPUs online */
+};
+int32_t mr_proc_system_read(struct mr_proc_system *out, char *err, size_t errlen);
+/* When the machine booted, in seconds since the Unix epoch: the whole second
+ * the kernel gives (btime in the proc root's stat file, as ps reads it), the
+ * same for every caller; CLOCK_REALTIME minus CLOCK_BOOTTIME when there is
+ * none. */
+double mr_proc_boot_epoch(void);
 
 /* POSIX extended regular expressions, for naming rules. */
 typedef struct mr_regex mr_regex;

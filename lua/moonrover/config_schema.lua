@@ -70,8 +70,8 @@ local AT_LEAST_ONE = { min = 1 }
 -- Why keys are read and checked but not acted on (see docs/rover-compatibility.md).
 local NO_KUBERNETES = "no Kubernetes discovery yet (moonrover names host processes: process_discovery.scanner.regex "
   .. "or a process_naming.lua)"
-local NO_NETWORK = "no NETWORK profiling tasks yet"
-local NO_CONTINUOUS = "no continuous profiling yet"
+local NETWORK_OWN_TRACER = "NETWORK tasks run on moonrover's network tracer, which has its own buffers "
+  .. "(agent.network_payload) and keeps the parsed head of a message, not its body"
 local NO_ACCESS_LOG = "no access log module yet"
 local NO_PPROF = "no Go pprof server (moonrover serves /metrics and /healthz, see agent.http)"
 local NO_AGENT_SENSOR = "no AGENT_SENSOR mode (metadata files of SkyWalking language agents)"
@@ -238,8 +238,8 @@ local network = map({
         default_response_encoding = str("UTF-8", { nonempty = true }),
       }),
     }),
-  }),
-}, { unused = NO_NETWORK })
+  }, { unused = NETWORK_OWN_TRACER }),
+})
 
 local continuous = map({
   meter_prefix = str("rover_con_p", { nonempty = true }),
@@ -249,7 +249,7 @@ local continuous = map({
     execute_duration = duration("10m", POSITIVE),
     silence_duration = duration("20m", POSITIVE),
   }),
-}, { unused = NO_CONTINUOUS })
+})
 
 local profiling = map({
   active = bool("true"),

@@ -2,7 +2,6 @@
  * /proc/PID (cmdline, comm, ...), the exe and cwd links, the start time, and
  * whether the executable has symbols. Everything is read below the proc root
  * (proc_root.h); callers pick file names from fixed sets, never paths. */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +19,7 @@
 #include "elf/elf_file.h"
 #include "proc/proc_files.h"
 #include "proc/proc_root.h"
+#include "proc/proc_stat.h"
 
 #define NS_PER_SEC 1000000000ull
 #define STAT_MAX 1024
@@ -177,38 +177,16 @@ int32_t mr_proc_link(int32_t pid, const char *what, char *buf, size_t len, char 
 	return (int32_t)n;
 }
 
-/* Field 22 of stat, starttime in clock ticks since boot. comm (field 2) may
- * hold spaces and parentheses: the fields after it begin past the last ')'. */
-static int stat_start_ticks(const char *stat, uint64_t *ticks)
-{
-	const char *p = strrchr(stat, ')');
-	char *end;
-
-	if (!p)
-		return -EINVAL;
-	p++;
-	for (int field = 3; field < 22; field++) {
-		p += strspn(p, " ");
-		p += strcspn(p, " ");
-	}
-	p += strspn(p, " ");
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	errno = 0;
-	*ticks = strtoull(p, &end, 10);
-	if (errno != 0 || (*end != ' ' && *end != '\0'))
-		return -EINVAL;
-	return 0;
-}
-
 uint64_t mr_proc_start_ns(int32_t pid)
 {
 	char stat[STAT_MAX];
 	long hz = sysconf(_SC_CLK_TCK);
+	struct mr_proc_stat_fields f;
 	uint64_t ticks;
 
-	if (hz <= 0 || read_file(pid, "stat", stat, sizeof(stat)) <= 0 || stat_start_ticks(stat, &ticks) != 0)
+	if (hz <= 0 || read_file(pid, "stat", stat, sizeof(stat)) <= 0 || mr_proc_stat_parse(stat, &f) != 0)
 		return 0;
+	ticks = f.start_ticks;
 	return ticks / (uint64_t)hz * NS_PER_SEC + ticks % (uint64_t)hz * NS_PER_SEC / (uint64_t)hz;
 }
 

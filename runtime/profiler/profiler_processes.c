@@ -1,14 +1,21 @@
 /* profiler_processes.c - the processes the profiler knows: the kernel's
  * notices of a process's first sample (name it, capture its mappings) and of
- * its exit, and forgetting an exited process once its samples are drained,
- * so a long run under process churn holds only what it still needs. */
+ * its exit, forgetting an exited process once its samples are drained, so a
+ * long run under process churn holds only what it still needs, and changes
+ * to the set of pids a running profiler samples. */
+#include <errno.h>
 #include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "api_test.h"
 #include "base/grow_array.h"
+#include "base/log.h"
 #include "base/pid_table.h"
 #include "profiler/profiler_internal.h"
 #include "unwind/unwinder.h"
+#include "profiler.skel.h"
 
 /* A process's samples sit in one of the two count maps; a drain empties one.
  * Three drains after its exit, both have been emptied since, unless a drain
@@ -99,4 +106,25 @@ void mr_profiler_forget_exited(struct mr_profiler *p)
 		mr_pid_table_remove(p->comms, p->exited[i].pid);
 		p->exited[i] = p->exited[--p->nexited];
 	}
+}
+
+int mr_profiler_target(mr_profiler *p, int32_t pid, int32_t add, char *err, size_t errlen)
+{
+	int fd;
+	__u8 one = 1;
+
+	if (!p->opts.npids)
+		return mr_error(err, errlen, -EINVAL,
+				"this profiler profiles every process: no set of pids to change");
+	fd = bpf_map__fd(p->skel->maps.targets);
+	if (add && bpf_map_update_elem(fd, &pid, &one, BPF_ANY) != 0)
+		return mr_error(err, errlen, -errno, "cannot add pid %d to the profile: %s", pid,
+				strerror(errno));
+	if (add && p->unwind)
+		(void)mr_unwinder_prepare(p->unwind,
+					  pid); /* one it cannot read gets its tables at its first sample */
+	if (!add && bpf_map_delete_elem(fd, &pid) != 0 && errno != ENOENT)
+		return mr_error(err, errlen, -errno, "cannot remove pid %d from the profile: %s", pid,
+				strerror(errno));
+	return 0;
 }

@@ -54,24 +54,14 @@ agent.on("http", function(batch)
 end)
 ]]
 
-local function count(text, plain)
-  local n, from = 0, 1
-  while true do
-    local at = text:find(plain, from, true)
-    if not at then
-      return n
-    end
-    n, from = n + 1, at + #plain
-  end
-end
+local count = agent_run.count
 
 describe("user scripts on the network tracer's http stream (end to end)", function()
   local dir, scripts, agent, server, client
 
   before_each(function()
     dir = e2e.tmpdir()
-    scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    scripts = agent_run.scripts_dir(dir)
     server = servers.service(dir, "server")
     client = servers.service(dir, "client")
   end)

@@ -25,16 +25,7 @@ local function rss(pid)
   return kb and kb * 1024
 end
 
-local function count(text, plain)
-  local n, from = 0, 1
-  while true do
-    local at = text:find(plain, from, true)
-    if not at then
-      return n
-    end
-    n, from = n + 1, at + #plain
-  end
-end
+local count = agent_run.count
 
 -- Runs the agent in the foreground (it should refuse to start); gives up
 -- after 30 s (it is then running, which is the failure). Returns its exit
@@ -50,8 +41,7 @@ describe("moonrover agent scripts (end to end)", function()
 
   before_each(function()
     dir = e2e.tmpdir()
-    scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
+    scripts = agent_run.scripts_dir(dir)
   end)
 
   after_each(function()

@@ -1,10 +1,10 @@
 -- End-to-end specs for the Rover drop-in against the stand-in OAP: a real
 -- workload reported with the configured names, and profiling tasks whose
 -- data arrives framed as OAP expects.
-local agent_run = require("support.agent_run")
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local oap = require("support.oap")
+local rover_run = require("support.rover_run")
 local write = require("support.files").write
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
@@ -25,11 +25,8 @@ local REPORTED_S = FIRST_REPORT_S + HEARTBEAT_S
 -- From a task written to the stand-in to its first data there: the next
 -- queryTasks, the next tick, the next flush.
 local TASK_DATA_S = CHECK_S + TICK_S + FLUSH_S
--- Added to every deadline. Each step of the schedule was seen well under a
--- second late on a 2-core machine with a busy loop per core and other test
--- suites running (load average 4 to 8); this is ten times that, and short
--- enough that a real failure is still reported in seconds.
-local SLACK_S = 10
+-- Added to every deadline (see support/rover_run.lua).
+local SLACK_S = rover_run.SLACK_S
 
 -- The rule matches only the copies of the workloads in the case's own
 -- directory: the finder reports one process per entity (as Rover does), so
@@ -93,11 +90,6 @@ local function data_of(stub, task_id)
   return out
 end
 
--- dir as a POSIX extended regex matching itself ("." taken literally).
-local function literal(dir)
-  return (dir:gsub("[.]", "[.]"))
-end
-
 describe("Rover drop-in (end to end, stand-in OAP)", function()
   local dir, stub, agent, workload, idle
 
@@ -106,14 +98,8 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
   end)
 
   after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    if stub then
-      stub:stop()
-      stub = nil
-    end
+    rover_run.stop(agent, stub)
+    agent, stub = nil, nil
     e2e.kill(workload)
     e2e.kill(idle)
     idle = nil
@@ -135,25 +121,14 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     if opts.workload ~= false then
       workload = spawn(opts.workload or "cpu_ratio")
     end
-    local cfg = dir .. "/rover.yaml"
-    local values = { port = stub.port, backend = opts.backend or "", heartbeat = HEARTBEAT_S, dir = literal(dir),
-      check = CHECK_S, flush = FLUSH_S }
-    write(cfg, (CONFIG:gsub("<(%w+)>", values)))
-    os.execute("mkdir -p " .. dir .. "/scripts")
-    agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg))
-    assert.is_truthy(agent.port, agent:log_text())
+    agent = rover_run.start_agent(dir, CONFIG, { port = stub.port, backend = opts.backend or "",
+      heartbeat = HEARTBEAT_S, dir = rover_run.literal(dir), check = CHECK_S, flush = FLUSH_S })
   end
 
   -- Waits for fn() until `due` seconds from now (what the schedule above
-  -- allows) plus SLACK_S; returns its value, or fails saying what it waited
-  -- for and what the stand-in OAP and the agent had done by then.
+  -- allows); see rover_run.await.
   local function await(what, due, fn)
-    local v = clock.wait_for(fn, due + SLACK_S)
-    if not v then
-      assert.is_truthy(v, string.format("%s: not seen within %.1f s (due after %.1f s)\n%s\nagent log, last lines:\n%s",
-        what, due + SLACK_S, due, stub:summary(), agent:log_tail()))
-    end
-    return v
+    return rover_run.await(stub, agent, what, due, fn)
   end
 
   local function await_reported()

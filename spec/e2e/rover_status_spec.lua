@@ -7,7 +7,7 @@ local agent_run = require("support.agent_run")
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local oap = require("support.oap")
-local write = require("support.files").write
+local rover_run = require("support.rover_run")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
@@ -21,8 +21,6 @@ local HEARTBEAT_S, CHECK_S, FLUSH_S = 1, 1, 1
 -- metrics are published every second; /healthz is refreshed every second;
 -- the channel reconnects within gRPC's backoff, capped at 10 s plus jitter.
 local FIRST_QUERY_S, TICK_S, HEALTH_S, RECONNECT_S = 1, 1, 1, 12
--- Added to every deadline (see spec/e2e/rover_spec.lua for why ten seconds).
-local SLACK_S = 10
 
 local CONFIG = [[
 core:
@@ -39,11 +37,6 @@ profiling:
   check_interval: <check>s
   flush_interval: <flush>s
 ]]
-
--- dir as a POSIX extended regex matching itself ("." taken literally).
-local function literal(dir)
-  return (dir:gsub("[.]", "[.]"))
-end
 
 -- How many lines of text match the Lua pattern.
 local function count(text, pattern)
@@ -65,27 +58,16 @@ describe("the Rover drop-in's status (end to end, stand-in OAP)", function()
   end)
 
   after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    if stub then
-      stub:stop()
-      stub = nil
-    end
+    rover_run.stop(agent, stub)
+    agent, stub = nil, nil
     e2e.kill(workload)
     workload = nil
     e2e.rmdir(dir)
   end)
 
-  -- Waits for fn() (see rover_spec.lua's await); fails saying what was seen.
+  -- Waits for fn() (see rover_run.await); fails saying what was seen.
   local function await(what, due, fn)
-    local v = clock.wait_for(fn, due + SLACK_S)
-    if not v then
-      assert.is_truthy(v, string.format("%s: not seen within %.1f s\n%s\nagent log, last lines:\n%s", what,
-        due + SLACK_S, stub and stub:summary() or "no stand-in OAP", agent:log_tail()))
-    end
-    return v
+    return rover_run.await(stub, agent, what, due, fn)
   end
 
   -- /healthz: its HTTP status and body.
@@ -111,11 +93,8 @@ describe("the Rover drop-in's status (end to end, stand-in OAP)", function()
   it("marks /healthz degraded while OAP is away, and logs one line when it goes and one when it is back", function()
     stub = assert(oap.start({ dir = dir }))
     workload = e2e.spawn_copy(dir, "cpu_ratio", "120")
-    local cfg = dir .. "/rover.yaml"
-    write(cfg, (CONFIG:gsub("<(%w+)>", { port = stub.port, heartbeat = HEARTBEAT_S, check = CHECK_S, flush = FLUSH_S,
-      dir = literal(dir) })))
-    agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg))
-    assert.is_truthy(agent.port, agent:log_text())
+    agent = rover_run.start_agent(dir, CONFIG, { port = stub.port, heartbeat = HEARTBEAT_S, check = CHECK_S,
+      flush = FLUSH_S, dir = rover_run.literal(dir) })
 
     await("the workload reported and connected", HEARTBEAT_S + TICK_S, function()
       return agent:metric("moonrover_rover_processes_reported") == 1 and agent:metric("moonrover_oap_connected") == 1
@@ -162,11 +141,8 @@ describe("the Rover drop-in's status (end to end, stand-in OAP)", function()
   end)
 
   it("says at once that a stock configuration reports nothing and that OAP is unreachable", function()
-    local cfg = dir .. "/rover.yaml"
     -- Port 1 on the loopback: nothing listens there.
-    write(cfg, "core:\n  backend:\n    addr: 127.0.0.1:1\n")
-    agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg))
-    assert.is_truthy(agent.port, agent:log_text())
+    agent = rover_run.start_agent(dir, "core:\n  backend:\n    addr: 127.0.0.1:1\n", {})
     await("both warnings", FIRST_QUERY_S, function()
       local log = agent:log_text()
       return log:find("no process matches", 1, true) and log:find("is unreachable", 1, true)

@@ -115,7 +115,7 @@ local FIELDS = {
   protocol = "string", method = "string", target = "string", version = "string", status = "number",
   host = "string", request_start_ns = "number", request_end_ns = "number", response_start_ns = "number",
   response_end_ns = "number", request_bytes = "number", response_bytes = "number", trace_id = "string",
-  trace_header = "string", error = "string", pid = "number", conn = "number",
+  trace_header = "string", trace_value = "string", error = "string", pid = "number", conn = "number",
 }
 
 local function count(n)
@@ -160,7 +160,8 @@ local function malformed(emitted)
   if ex.error and not ERRORS[ex.error] then
     return "error " .. ex.error
   end
-  if ex.trace_header and not TRACE_HEADERS[ex.trace_header] or (ex.trace_header == nil) ~= (ex.trace_id == nil) then
+  if ex.trace_header and not TRACE_HEADERS[ex.trace_header] or (ex.trace_header == nil) ~= (ex.trace_id == nil)
+    or (ex.trace_value == nil) ~= (ex.trace_id == nil) then
     return "trace header " .. tostring(ex.trace_header)
   end
   for _, side in ipairs({ "request", "response" }) do

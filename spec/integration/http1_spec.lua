@@ -139,6 +139,9 @@ describe("http1 on real streams", function()
     assert.same({ "sw8", "1f2d4bf47bf711eab794acde48001122" }, { ex[2].trace_header, ex[2].trace_id })
     assert.same({ "b3", "80f198ee56343ba864fe8b2a57d3eff7" }, { ex[3].trace_header, ex[3].trace_id })
     assert.same({ "x-b3-traceid", "463ac35c9f6413ad" }, { ex[4].trace_header, ex[4].trace_id })
+    assert.same({ "4bf92f3577b34da6a3ce929d0e0e4736" }, { ex[1].trace_value:match("^00%-(%x+)%-") })
+    assert.same({ "sw8", "1f2d4bf47bf711eab794acde48001123" }, { ex[2].trace_header,
+      (require("moonrover.net.protocols.trace_context").sw8_span(ex[2].trace_value)) })
     check_turns(ex, r)
   end)
 

@@ -3,18 +3,13 @@
 -- tree named by ROVER_HOST_PROC_MAPPING.
 local rt = require("moonrover.rt").with_test_api()
 local files = require("support.files")
+local proc_mapping = require("support.proc_mapping")
 local shell = require("support.shell")
 local read_file, write_file = files.read, files.write
 local sh, capture = shell.must, shell.capture
 local ffi, lib = rt.ffi, rt.lib
 
-ffi.cdef([[
-int getpid(void);
-int setenv(const char *name, const char *value, int overwrite);
-int unsetenv(const char *name);
-]])
-
-local MAPPING = "ROVER_HOST_PROC_MAPPING"
+ffi.cdef("int getpid(void);")
 
 local function uptime_ns()
   local secs = assert(read_file("/proc/uptime")):match("^(%d+%.%d+)")
@@ -181,15 +176,7 @@ describe("process facts", function()
 end)
 
 describe("a mapped proc root", function()
-  local dir, saved, hz
-
-  local function set_mapping(value)
-    if value then
-      assert.equal(0, ffi.C.setenv(MAPPING, value, 1))
-    else
-      assert.equal(0, ffi.C.unsetenv(MAPPING))
-    end
-  end
+  local dir, hz
 
   -- A static program without any symbol table: strip leaves no .symtab and
   -- a static link has no .dynsym.
@@ -203,7 +190,6 @@ describe("a mapped proc root", function()
   end
 
   setup(function()
-    saved = os.getenv(MAPPING)
     hz = tonumber(capture("getconf CLK_TCK"))
     dir = os.tmpname()
     os.remove(dir)
@@ -223,16 +209,16 @@ describe("a mapped proc root", function()
   end)
 
   teardown(function()
-    set_mapping(saved)
+    proc_mapping.restore()
     if dir then sh("rm -rf " .. dir) end
   end)
 
   before_each(function()
-    set_mapping(dir)
+    proc_mapping.set(dir)
   end)
 
   after_each(function()
-    set_mapping(saved)
+    proc_mapping.restore()
   end)
 
   it("lists only its numeric directories", function()
@@ -262,7 +248,7 @@ describe("a mapped proc root", function()
   end)
 
   it("falls back to /proc when the variable is empty", function()
-    set_mapping("")
+    proc_mapping.set("")
     local pids = list_pids()
     assert.is_true(pids[ffi.C.getpid()])
     local comm = read_file("/proc/" .. ffi.C.getpid() .. "/comm"):gsub("\n$", "")

@@ -12,6 +12,26 @@ Agent.__index = Agent
 -- 10); returns that value or nil. See clock.wait_for.
 _M.wait_for = clock.wait_for
 
+-- Creates dir/scripts with mode 755 (the agent refuses a scripts directory
+-- others could write to) and returns its path.
+function _M.scripts_dir(dir)
+  local scripts = dir .. "/scripts"
+  assert(os.execute("mkdir -m 755 " .. e2e.quote(scripts)) == 0, "cannot create " .. scripts)
+  return scripts
+end
+
+-- How many times the plain string occurs in text (a log, say).
+function _M.count(text, plain)
+  local n, from = 0, 1
+  while true do
+    local at = text:find(plain, from, true)
+    if not at then
+      return n
+    end
+    n, from = n + 1, at + #plain
+  end
+end
+
 -- Starts the agent with its files in dir and scripts as --scripts; extra:
 -- more options (shell words); env: optional NAME=value words for its
 -- environment. Without a --network option the agent runs without the network

@@ -17,12 +17,14 @@ local WAIT_MAX = 60 -- seconds for anything to start or end on a busy machine
 
 local started = {} -- pids of the clients and traces started and not seen ending, for stop_all()
 
-_M.skip_reason = function()
+-- Why the specs cannot run here (e2e.skip_reason, or a program of `programs`
+-- missing: by default python3, nginx, curl and wrk), or nil.
+_M.skip_reason = function(programs)
   local why = e2e.skip_reason()
   if why then
     return why
   end
-  for _, path in ipairs({ PYTHON, NGINX, "/usr/bin/curl", "/usr/bin/wrk" }) do
+  for _, path in ipairs(programs or { PYTHON, NGINX, "/usr/bin/curl", "/usr/bin/wrk" }) do
     if not io.open(path, "rb") then
       return path .. " is not installed (scripts/setup.sh installs it)"
     end

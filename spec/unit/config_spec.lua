@@ -303,17 +303,18 @@ describe("the configs/rover_configs.yaml of every Rover release", function()
   local RELEASE_NOTICES = {
     ["0.3"] = { "core.backend.check_period", "process_discovery.kubernetes",
       "process_discovery.scanner.agent.process_status_refresh_period",
-      "process_discovery.scanner.mode", "process_discovery.scanner.period", "profiling.task.network" },
-    ["0.6"] = { "access_log", "core.backend.check_period", "process_discovery.kubernetes", "profiling.continuous",
-      "profiling.task.network" },
+      "process_discovery.scanner.mode", "process_discovery.scanner.period" },
+    ["0.6"] = { "access_log", "core.backend.check_period", "process_discovery.kubernetes",
+      "profiling.task.network.protocol_analyze" },
     ["main"] = { "access_log", "core.backend.check_period", "pprof", "process_discovery.kubernetes",
-      "profiling.continuous", "profiling.task.network" },
+      "profiling.task.network.protocol_analyze" },
   }
-  RELEASE_NOTICES["0.4"] = RELEASE_NOTICES["0.3"]
+  RELEASE_NOTICES["0.4"] = { "core.backend.check_period", "process_discovery.kubernetes",
+    "process_discovery.scanner.agent.process_status_refresh_period",
+    "process_discovery.scanner.mode", "process_discovery.scanner.period", "profiling.task.network.protocol_analyze" }
   RELEASE_NOTICES["0.5"] = { "core.backend.check_period", "process_discovery.kubernetes",
     "process_discovery.scanner.agent.process_status_refresh_period", "process_discovery.scanner.mode",
-    "process_discovery.scanner.period",
-    "profiling.continuous", "profiling.task.network" }
+    "process_discovery.scanner.period", "profiling.task.network.protocol_analyze" }
   RELEASE_NOTICES["0.7"] = RELEASE_NOTICES["main"]
 
   for _, release in ipairs({ "0.3", "0.4", "0.5", "0.6", "0.7", "main" }) do
@@ -355,7 +356,7 @@ describe("the shipped configs/rover_configs.yaml", function()
     local cfg, err = config.load_text(assert(read(SHIPPED)), SHIPPED, env({}))
     assert.is_nil(err)
     assert.same(config.defaults(), cfg)
-    assert.equal(6, #config.notices(cfg))
+    assert.equal(5, #config.notices(cfg))
   end)
 
   it("takes an override of one key from the environment", function()

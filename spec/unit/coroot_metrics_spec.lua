@@ -267,6 +267,18 @@ end)
 describe("coroot_metrics HTTP", function()
   local HL = DL
 
+  it("labels a status outside 100-599, or not a number, unknown, and a fractional one by its class", function()
+    local m, reg = setup()
+    for _, status in ipairs({ 99, 100, 599, 599.5, 600, -200, "200" }) do
+      m:on_exchange(exchange({ status = status }))
+    end
+    assert.same({
+      'container_http_requests_total{' .. HL .. ',status="1xx"} 1',
+      'container_http_requests_total{' .. HL .. ',status="5xx"} 2',
+      'container_http_requests_total{' .. HL .. ',status="unknown"} 4',
+    }, reg:lines("container_http_requests_total"))
+  end)
+
   it("counts client requests by status class and times them in Prometheus' default buckets", function()
     local m, reg = setup()
     m:on_exchange(exchange({ status = 200, response_start_ns = 1e9 + 3e6 }))

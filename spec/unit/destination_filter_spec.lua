@@ -60,6 +60,27 @@ describe("destination_filter rules", function()
     assert.is_false(g:skip_destination("[2606:4700:10::1]:443"))
   end)
 
+  it("gives the same verdicts when it is asked again (they are kept by address)", function()
+    local g = assert(filter.new())
+    for _ = 1, 3 do
+      assert.is_false(g:skip_destination("10.1.2.3:5432"))
+      assert.same({ true }, { g:skip_destination("1.1.1.1:443") })
+      assert.same({ true, "bad_address" }, { g:skip_destination("nowhere:80") })
+      assert.same({ true, "bad_address" }, { g:skip_destination(nil) })
+    end
+  end)
+
+  it("keeps judging right past the number of verdicts it keeps", function()
+    local g = assert(filter.new())
+    for i = 1, 10000 do
+      local private = ("10.%d.%d.1:80"):format(math.floor(i / 256), i % 256)
+      local public = ("8.%d.%d.1:80"):format(math.floor(i / 256), i % 256)
+      assert.is_false(g:skip_destination(private), private)
+      assert.is_true(g:skip_destination(public), public)
+    end
+    assert.is_true(g.n_verdicts <= 4096)
+  end)
+
   it("skips listening sockets on ephemeral ports only", function()
     assert.is_false(f:skip_listen("0.0.0.0:80"))
     assert.is_false(f:skip_listen("[::]:50051"))

@@ -98,6 +98,7 @@ local function setup(opts)
       return r
     end,
     log = function(level, fmt, ...) env.logs[#env.logs + 1] = level .. ": " .. string.format(fmt, ...) end,
+    on_failed = function(task, why) env.failed = { task.id, why } end,
   })
   return env
 end
@@ -389,5 +390,41 @@ describe("task_manager hand-over across a hot reload", function()
     new.now = 61000
     new.m:tick()
     assert.same(1, new.runners[1].stops)
+  end)
+end)
+
+describe("task_manager:add (a continuous-profiling trigger's task)", function()
+  local function continuous_task(fields)
+    local t = { id = "c1", process_ids = { "p1" }, update_time = 0, start_time = 1000, duration_ms = 30000,
+      trigger = "CONTINUOUS_PROFILING", target = "ON_CPU", origin = "continuous" }
+    for k, v in pairs(fields or {}) do
+      t[k] = v
+    end
+    return t
+  end
+
+  it("runs it beside OAP's task for the same process, without replacing it", function()
+    local env = setup()
+    env.now = 1000
+    env.m:on_commands({ task_cmd({ TaskStartTime = "0" }) })
+    env.m:add(continuous_task())
+    assert.same(2, env.m:running())
+    assert.same(0, env.runners[1].stops)
+    env.now = 31000
+    env.m:tick()
+    assert.same(1, env.runners[2].stops)
+  end)
+
+  it("tells on_failed when it cannot start, or expires waiting for its process", function()
+    local env = setup({ fail = true })
+    env.now = 1000
+    env.m:add(continuous_task())
+    assert.same({ "c1", "no BPF here" }, env.failed)
+    env = setup()
+    env.now = 1000
+    env.m:add(continuous_task({ id = "c2", process_ids = { "unknown" } }))
+    env.now = 31000
+    env.m:tick()
+    assert.same({ "c2", "it expired before its processes were known" }, env.failed)
   end)
 end)

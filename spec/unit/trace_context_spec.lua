@@ -50,6 +50,13 @@ describe("trace_context.sw8", function()
     -- Decodes to bytes that are not printable.
     assert.is_nil(tc.sw8("1-AAEC-x-1-x-x-x-x"))
   end)
+  it("gives the segment id (third field, decoded) and the span id (fourth) for span references", function()
+    assert.same({ "1f2d4bf47bf711eab794acde48001123", "0" }, { tc.sw8_span(SW8) })
+    assert.same({ "a.b", "12" }, { tc.sw8_span("0-YS5iLmM-YS5i-12-x-x-x-x") })
+    assert.is_nil(tc.sw8_span("0-YS5iLmM-YS5i-x-x-x-x-x"))
+    assert.is_nil(tc.sw8_span("0-YS5iLmM-*-1-x-x-x-x"))
+    assert.is_nil(tc.sw8_span("1-MWYyZDRi-x-0-x-x-x"))
+  end)
 end)
 
 describe("trace_context.b3", function()

@@ -4,6 +4,7 @@
 -- write folded / pprof / SVG, print a summary.
 local args = require("moonrover.lib.args")
 local output_file = require("moonrover.output_file")
+local output_format = require("moonrover.profiling.output_format")
 local rt = require("moonrover.rt")
 local pid_list = require("moonrover.pid_list")
 local profiler = require("moonrover.profiling.profiler")
@@ -40,25 +41,12 @@ _M.options = {
 local DRAIN_INTERVAL_NS = 2e9
 local POLL_MAX_MS = 200
 
-local EXTENSIONS = {
-  { "%.svg$", "svg" }, { "%.pb%.gz$", "pprof" }, { "%.pprof$", "pprof" }, { "%.pb$", "pprof" },
-  { "%.folded$", "folded" }, { "%.collapsed$", "folded" }, { "%.txt$", "folded" },
-}
-
 function _M.format_for(output, format)
-  if format then
-    return format
+  local f, err = output_format.for_path(output, format)
+  if not f then
+    return nil, err .. ": use --format folded|pprof|svg"
   end
-  if output == "-" then
-    return "folded"
-  end
-  for _, e in ipairs(EXTENSIONS) do
-    if output:lower():match(e[1]) then
-      return e[2]
-    end
-  end
-  return nil, "cannot tell the format from the file name '" .. output ..
-    "': use --format folded|pprof|svg"
+  return f
 end
 
 local function check_privileges()

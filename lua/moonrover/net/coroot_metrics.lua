@@ -66,7 +66,19 @@ local METRICS = {
     "Response time of inbound HTTP requests (request received to first response byte)", {} },
 }
 
+-- The status label of an HTTP status: "2xx" and so on, "unknown" outside
+-- 100-599. Whole statuses are looked up (a string made per exchange cost
+-- more than the rest of the exchange's metrics).
+local STATUS_CLASSES = {}
+for status = 100, 599 do
+  STATUS_CLASSES[status] = math.floor(status / 100) .. "xx"
+end
+
 local function http_status(status)
+  local class = STATUS_CLASSES[status]
+  if class then
+    return class
+  end
   if type(status) == "number" and status >= 100 and status < 600 then
     return math.floor(status / 100) .. "xx"
   end

@@ -10,9 +10,16 @@
 --     given (coroot's --track-public-network).
 -- Addresses are "ip:port" or "[ipv6]:port"; an IPv4-mapped IPv6 address
 -- (::ffff:a.b.c.d) is judged as its IPv4 address.
+--
+-- Destinations are judged once each: the coroot metrics ask for every
+-- outbound exchange, and parsing an address takes string patterns (which
+-- LuaJIT does not compile) and tables, about 300 ns; a verdict depends only
+-- on the address and the filter's settings, so it is kept by address (at
+-- most CACHE_MAX of them, all forgotten at once when full).
 local _M = {}
 
 local WELL_KNOWN = { [50051] = true }
+local CACHE_MAX = 4096
 
 -- The 4 bytes of a dotted IPv4 address, or nil.
 local function ipv4_bytes(s)
@@ -204,7 +211,7 @@ function _M.new(opts)
       return nil, err
     end
   end
-  return setmetatable({ ranges = ranges, public = public }, Filter)
+  return setmetatable({ ranges = ranges, public = public, verdicts = {}, n_verdicts = 0 }, Filter)
 end
 
 function Filter:ephemeral(port)
@@ -219,9 +226,9 @@ function Filter:ephemeral(port)
   return false
 end
 
--- Whether the connections to addr are left out ("bad_address" as the second
--- value when addr is not "ip:port").
-function Filter:skip_destination(addr)
+-- Whether the connections to addr are left out, and why ("bad_address" when
+-- addr is not "ip:port"), found by parsing addr.
+function Filter:judge_destination(addr)
   local ip, port = _M.split_addr(addr)
   local bytes = ip and _M.ip_bytes(ip)
   if not bytes then
@@ -234,6 +241,28 @@ function Filter:skip_destination(addr)
     return false
   end
   return not in_any(self.public, bytes)
+end
+
+-- Whether the connections to addr are left out ("bad_address" as the second
+-- value when addr is not "ip:port"). A verdict is kept as false (kept in),
+-- true (left out) or the reason (left out, with it).
+function Filter:skip_destination(addr)
+  local v = self.verdicts[addr]
+  if v == nil then
+    local skip, why = self:judge_destination(addr)
+    v = skip and (why or true)
+    if type(addr) == "string" then
+      if self.n_verdicts >= CACHE_MAX then
+        self.verdicts, self.n_verdicts = {}, 0
+      end
+      self.verdicts[addr] = v
+      self.n_verdicts = self.n_verdicts + 1
+    end
+  end
+  if v == true or v == false then
+    return v
+  end
+  return true, v
 end
 
 -- Whether the listening socket at addr is left out ("bad_address" as the

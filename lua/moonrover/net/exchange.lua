@@ -10,7 +10,8 @@ function _M.new(protocol)
   return {
     protocol = protocol, method = false, target = false, version = false, status = 0, host = false,
     request_start_ns = false, request_end_ns = false, response_start_ns = false, response_end_ns = false,
-    request_bytes = false, response_bytes = false, trace_id = false, trace_header = false, error = false,
+    request_bytes = false, response_bytes = false, trace_id = false, trace_header = false,
+    trace_value = false, error = false,
     pid = 0, comm = false, role = false, conn = 0, tls = false, ["local"] = false, remote = false,
     container_id = false, duration_ns = false,
   }

@@ -12,6 +12,7 @@ local protocol_list = require("moonrover.net.protocol_list")
 local tracer = require("moonrover.net.tracer")
 
 local ffi, lib = rt.ffi, rt.lib
+local new_table = require("table.new")
 
 local _M = {}
 local mt = { __index = _M }
@@ -50,8 +51,9 @@ function _M.new(opts, deliver)
   local self = setmetatable({
     deliver = deliver, names = _M.streams(), out = {}, published = state.published or {}, next_publish = 0,
   }, mt)
+  self.queued = {}
   for _, name in ipairs(self.names) do
-    self.out[name] = {}
+    self.out[name], self.queued[name] = {}, 0
   end
   self.series = {}
   for i, p in ipairs(PUBLISHED) do
@@ -77,22 +79,28 @@ end
 -- Batches by stream name: a list for each of the streams, always there,
 -- so that queueing takes no branch (a branch taken once per batch inside the
 -- compiled per-record loop makes LuaJIT try side traces it cannot compile).
+-- Each list's length is kept beside it: `#list` is a call into LuaJIT's
+-- runtime (a binary search in a list's free tail) for every item.
 function _M:queue(stream, item)
-  local list = self.out[stream]
-  list[#list + 1] = item
+  local n = self.queued[stream] + 1
+  self.queued[stream] = n
+  self.out[stream][n] = item
 end
 
 -- Hands what the tracer completed to the script, one batch per stream that
 -- has items, in the order of _M.streams(): connection events first, so that
 -- a connection's opening comes before its exchanges. (A walk of the names,
 -- not pairs(), which LuaJIT 2.1 does not compile.)
+-- The next list of a stream is made the size of the last batch (the next
+-- is likely alike): a list grown from empty is reallocated a dozen times.
 function _M:flush()
-  local out, names = self.out, self.names
+  local out, queued, names = self.out, self.queued, self.names
   for k = 1, #names do
     local name = names[k]
-    local list = out[name]
-    if #list > 0 then
-      out[name] = {}
+    local n = queued[name]
+    if n > 0 then
+      local list = out[name]
+      out[name], queued[name] = new_table(n, 0), 0
       self.deliver(name, list)
     end
   end

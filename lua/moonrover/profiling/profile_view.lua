@@ -21,6 +21,7 @@ function _M.names(prof)
   end
 end
 
+-- Every stack of prof, as a list of the tables above.
 function _M.stacks(prof)
   local lib = rt.lib
   local name = _M.names(prof)

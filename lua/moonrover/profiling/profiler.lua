@@ -78,6 +78,16 @@ function _M:drain(into)
   return true
 end
 
+-- Adds pid to (add true) or removes it from the processes a profiler opened
+-- with pids samples; true, or nil and why.
+function _M:target(pid, add)
+  local ok, err = rt.call(rt.lib.mr_profiler_target, self.handle, pid, add and 1 or 0)
+  if not ok then
+    return nil, err
+  end
+  return true
+end
+
 function _M:stop()
   rt.lib.mr_profiler_stop(self.handle)
 end

@@ -1,11 +1,11 @@
 -- cpu_runner.lua - runs an ON_CPU or OFF_CPU profiling task for the Rover
--- drop-in on moonrover's profiler, and turns what each collect() drains into
+-- drop-in as a profile of moonrover.profiles (tasks of the same kind share
+-- one BPF profiler), and turns what each collect() gets into
 -- EBPFProfilingData messages as OAP expects them: kernel and user stacks as
 -- separate metadata, symbols leaf first, "[MISSING]" for what has no symbol,
--- counts as deltas since the previous collect (the drain empties the kernel's
--- maps, so every drain is a delta).
+-- counts as deltas since the previous collect.
 local profile_view = require("moonrover.profiling.profile_view")
-local profiler = require("moonrover.profiling.profiler")
+local profiles = require("moonrover.profiles")
 local rt = require("moonrover.rt")
 
 local _M = {}
@@ -18,7 +18,7 @@ local MISSING = "[MISSING]"
 -- task: from task_command.parse; pids: the local pids of its processes;
 -- opts.frequency: on-CPU samples per second (Rover: 1000 / dump_period ms);
 -- opts.on_samples(total): told, at each collect, how many samples (or
--- switches) the kernel has counted for the task so far.
+-- switches) were counted for the task so far.
 function _M.new(task, pids, opts)
   if task.target ~= "ON_CPU" and task.target ~= "OFF_CPU" then
     return nil, "target " .. tostring(task.target) .. " is not a CPU profile"
@@ -31,36 +31,31 @@ function _M.new(task, pids, opts)
     on_samples = opts and opts.on_samples,
     stack_ids = {}, -- symbols text -> stable id for this task
     next_id = 0,
+    taken = 0,
   }, mt)
 end
 
+-- Starts the task's profile (until stopped: the task manager keeps time).
 function _M:start()
-  local p, err = profiler.open({ frequency = self.frequency, off_cpu = self.off_cpu, kernel = true,
-    pids = self.pids })
-  if not p then
+  local h, err = profiles.start({ pids = self.pids, frequency = self.frequency, off_cpu = self.off_cpu,
+    kernel = true })
+  if not h then
     return nil, err
   end
-  local ok
-  ok, err = p:start()
-  if not ok then
-    p:close()
-    return nil, err
-  end
-  self.p = p
+  self.h = h
   return true
 end
 
+-- Ends the profile; what it counted until now is left for collect().
 function _M:stop()
-  if self.p then
-    self.p:stop()
+  if self.h then
+    self.h:stop()
   end
 end
 
 function _M:close()
-  if self.p then
-    self.p:close()
-    self.p = nil
-  end
+  self:stop()
+  self.h = nil
 end
 
 local function stack_id(self, kind, symbols)
@@ -120,22 +115,19 @@ end
 
 -- The data messages (without task metadata) counted since the last collect.
 function _M:collect()
-  if not self.p then
+  if not self.h then
     return {}
   end
   local lib = rt.lib
-  local prof, err = profiler.new_profile()
-  local ok = prof ~= nil
-  if ok then
-    self.p:poll(0)
-    ok, err = self.p:drain(prof)
-  end
-  if not ok then
+  local got, err = self.h:collect()
+  if not got then
     return {}, err
   end
+  self.taken = self.taken + got.samples
   if self.on_samples then
-    self.on_samples(self.p:stats().samples)
+    self.on_samples(self.taken)
   end
+  local prof = got.profile
   local view, out = view_of(prof), {}
   local samples = lib.mr_profile_samples(prof)
   for i = 0, lib.mr_profile_sample_count(prof) - 1 do

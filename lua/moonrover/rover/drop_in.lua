@@ -2,14 +2,20 @@
 -- lua/scripts/rover.lua inside `moonrover agent` when the --config file has a
 -- `core` section: it reports processes (host-mode naming rules), polls OAP
 -- for profiling tasks, runs ON_CPU / OFF_CPU tasks on moonrover's profiler and
--- streams their data back. Every piece of policy is its own module; this one
+-- streams their data back, NETWORK tasks on the network tracer
+-- (rover/network/), whose meters and sampled traces go out every
+-- report_interval, and OAP's continuous-profiling policies
+-- (rover/continuous/). Every piece of policy is its own module; this one
 -- wires them to the agent's timers and carries state across hot reloads.
 local config = require("moonrover.config")
 local config_schema = require("moonrover.config_schema")
+local continuous = require("moonrover.rover.continuous.run")
 local cpu_runner = require("moonrover.rover.cpu_runner")
+local network_tasks = require("moonrover.rover.network.tasks")
 local oap_client = require("moonrover.rover.oap_client")
 local process_finder = require("moonrover.rover.process_finder")
 local process_reporter = require("moonrover.rover.process_reporter")
+local profiles = require("moonrover.profiles")
 local rt = require("moonrover.rt")
 local status = require("moonrover.rover.status")
 local sys = require("moonrover.rover.finder_facts")
@@ -22,6 +28,10 @@ local POLL_SECONDS = 0.1
 -- the first time) is bounded work that can exceed the agent's default budget.
 local BUDGET_MS = 10000
 local TICK_SECONDS = 1
+-- OAP hands out a task once per process of a service, and each runs as one
+-- profile (those of a task share one BPF profiler): a script's default of 64
+-- profiles would refuse the processes of a large service.
+local MAX_TASK_PROFILES = 4096
 
 local function new_uuid()
   local buf = rt.ffi.new("char[37]")
@@ -40,6 +50,8 @@ function _M.settings(cfg)
     { "check_interval", "profiling.check_interval", config.get_duration },
     { "flush_interval", "profiling.flush_interval", config.get_duration },
     { "dump_period", "profiling.task.on_cpu.dump_period", config.get_duration },
+    { "report_interval", "profiling.task.network.report_interval", config.get_duration },
+    { "meter_prefix", "profiling.task.network.meter_prefix", config.get_string },
     { "profiling", "profiling.active", config.get_bool },
     { "cluster_name", "core.cluster_name", config.get_string },
   })
@@ -79,7 +91,7 @@ local function finder_config(s, agent_id)
   return { rules = rules, instance_id = agent_id, cluster_name = s.cluster_name or "", namer = user_namer() }
 end
 
-local function runner_factory(s, reporter, agent)
+local function runner_factory(s, reporter, agent, net)
   local frequency = math.max(1, math.floor(1 / math.max(s.dump_period, 0.001)))
   return function(task, processes)
     local pids = {}
@@ -87,7 +99,7 @@ local function runner_factory(s, reporter, agent)
       pids[i] = p.pid
     end
     if task.target == "NETWORK" then
-      return nil, "NETWORK tasks are not supported yet"
+      return net:runner(task, processes)
     end
     -- OAP sends a task once per process, all with the task's id: one series each.
     local labels = { task = task.id, process = table.concat(task.process_ids, ",") }
@@ -219,11 +231,21 @@ local function start_timers(st, agent, s)
     agent.every(s.check_interval, function() query_tasks(st, agent) end)
     agent.after(1, function() query_tasks(st, agent) end)
     agent.every(s.flush_interval, function() flush(st, agent) end)
+    agent.every(s.report_interval, function() st.net:send() end)
   end
   agent.every(TICK_SECONDS, function()
     st.tasks:tick()
     publish(st)
   end)
+end
+
+-- Continuous profiling (rover/continuous/run.lua), with the profiling tasks.
+local function start_continuous(st, agent, s, cfg, state)
+  local settings = assert(continuous.settings(cfg))
+  st.continuous = continuous.new({ agent = agent, client = st.client, reporter = st.reporter, tasks = st.tasks,
+    regex = sys.regex, now_ms = sys.now_ms, settings = settings, state = state,
+    call = function(rpc, fn) return watched(st, agent, rpc, fn) end })
+  st.continuous:start(s.check_interval)
 end
 
 -- /healthz says "degraded: OAP unreachable since ..." while it is.
@@ -241,6 +263,7 @@ end
 -- configuration does not ask for it.
 function _M.run(agent)
   agent.set_budget(BUDGET_MS)
+  assert(profiles.limits({ max_profiles = MAX_TASK_PROFILES }))
   local cfg = agent.config()
   if not config.has_section(cfg, "core") then
     return false
@@ -278,19 +301,29 @@ function _M.run(agent)
   if not st.reporter then
     error(err, 0)
   end
-  local new_runner, resolve = runner_factory(s, st.reporter, agent)
+  st.net = network_tasks.new(agent, s.meter_prefix, { regex = sys.regex, now_ms = sys.now_ms,
+    call = function(path, rpc, request_type, messages)
+      st.client:stream(path, request_type, messages, "skywalking.v3.Commands", watched(st, agent, rpc))
+    end })
+  local new_runner, resolve = runner_factory(s, st.reporter, agent, st.net)
   st.tasks = task_manager.new({ now = sys.now_ms, resolve = resolve, new_runner = new_runner,
-    log = function(level, fmt, ...) agent.log[level](fmt, ...) end })
+    log = function(level, fmt, ...) agent.log[level](fmt, ...) end,
+    on_failed = function(task) return st.continuous and st.continuous:task_failed(task) end })
   -- After a reload the tasks are asked for again from the start (OAP re-sends
   -- them) and resume with their original start times and unsent data.
   st.tasks:take_over(old.tasks or {})
   agent.export(function()
-    return { agent_id = st.agent_id, tasks = st.tasks:hand_over(), status = st.status:hand_over() }
+    return { agent_id = st.agent_id, tasks = st.tasks:hand_over(), status = st.status:hand_over(),
+      continuous = st.continuous and st.continuous:hand_over() }
   end, function(state) st.tasks:take_back(state.tasks or {}) end)
   start_timers(st, agent, s)
+  if s.profiling ~= false then
+    start_continuous(st, agent, s, cfg, old.continuous)
+  end
   agent.on_stop(function()
     st.tasks:stop_all()
     flush(st, agent)
+    st.net:send()
   end)
   agent.log.info("reporting to OAP at %s as agent %s", st.client.address, st.agent_id)
   return true

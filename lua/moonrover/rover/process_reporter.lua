@@ -214,6 +214,18 @@ function _M:counts()
   return known, reported
 end
 
+-- The processes OAP gave an id: a list of { process, id }, by pid.
+function _M:reported()
+  local out = {}
+  for _, entry in pairs(self.entries) do
+    if entry.id then
+      out[#out + 1] = { process = entry.process, id = entry.id }
+    end
+  end
+  table.sort(out, function(a, b) return a.process.pid < b.process.pid end)
+  return out
+end
+
 -- The process OAP knows as oap_id, or nil.
 function _M:process_by_id(oap_id)
   local entry = self.by_id[oap_id]

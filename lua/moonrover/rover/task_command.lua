@@ -9,7 +9,9 @@ local REQUIRED = { "TaskId", "ProcessId", "TaskUpdateTime", "TriggerType", "Targ
   "ExtensionConfigJSON" }
 local TARGETS = { ON_CPU = true, OFF_CPU = true, NETWORK = true }
 
-local function args_by_key(args)
+-- A command's args (a list of { key, value }) as a table from key to value;
+-- entries that are not such pairs are left out.
+function _M.args_by_key(args)
   local by_key = {}
   for _, a in ipairs(args or {}) do
     if type(a) == "table" and type(a.key) == "string" then
@@ -70,7 +72,7 @@ function _M.parse(cmd)
   if type(cmd) ~= "table" or cmd.command ~= _M.COMMAND then
     return nil, "not an " .. _M.COMMAND .. " command"
   end
-  local a = args_by_key(cmd.args)
+  local a = _M.args_by_key(cmd.args)
   local ok, err = check_required(a)
   if not ok then
     return nil, err

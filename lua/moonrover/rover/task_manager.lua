@@ -19,6 +19,8 @@
 --                     and why when the data could not be read
 --       :close()                    free everything
 --   log(level, fmt, ...)         -- optional
+--   on_failed(task, why)         -- optional: a task ended without running
+--                                   (it could not start, or expired waiting)
 local command = require("moonrover.rover.task_command")
 
 local _M = {}
@@ -131,6 +133,13 @@ local function accept(self, task, now)
   replace(self, identity, task)
 end
 
+-- Takes a task the agent made itself (a continuous-profiling trigger's, with
+-- origin = "continuous"): it runs as one of OAP's would, beside them.
+function _M:add(task)
+  accept(self, task, self.deps.now())
+  self:tick()
+end
+
 -- Handles the commands of one queryTasks answer (a list of { command, args }).
 -- Tasks whose processes are not known yet wait and are retried by tick();
 -- latestUpdateTime still advances, because the manager keeps them itself.
@@ -145,6 +154,12 @@ function _M:on_commands(commands)
     end
   end
   self:tick()
+end
+
+local function failed(self, task, why)
+  if self.deps.on_failed then
+    self.deps.on_failed(task, why)
+  end
 end
 
 local function start(self, ctx, now)
@@ -167,6 +182,7 @@ local function start(self, ctx, now)
       runner:close()
     end
     ctx.state = "done"
+    failed(self, ctx.task, tostring(err))
     return
   end
   ctx.runner, ctx.state = runner, "running"
@@ -182,6 +198,7 @@ function _M:tick()
     if ctx.state == "waiting" then
       if expired(ctx.task, now) then
         self.contexts[identity] = nil
+        failed(self, ctx.task, "it expired before its processes were known")
       elseif now >= ctx.task.start_time then
         start(self, ctx, now)
       end

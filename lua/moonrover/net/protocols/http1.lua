@@ -210,13 +210,13 @@ assert(#TRACE_NAMES == rt.lib.MR_HTTP1_TRACES, "http1: trace_context.HEADERS and
 -- the table, at every store.
 local H = {
   method = false, target = false, version = false, status = false, host = false,
-  length = -1, coding = 0, trace_id = false, trace_header = false,
+  length = -1, coding = 0, trace_id = false, trace_header = false, trace_value = false,
 }
 
 local function reset_head()
   H.method, H.target, H.version, H.status, H.host = false, false, false, false, false
   H.length, H.coding = -1, 0
-  H.trace_id, H.trace_header = false, false
+  H.trace_id, H.trace_header, H.trace_value = false, false, false
 end
 
 local function is_digit(c)
@@ -368,11 +368,12 @@ local function take_trace(p, k)
     return false
   end
   local name = TRACE_NAMES[k + 1]
-  local id = trace_context.BY_HEADER[name](ffi_string(p + from, len))
+  local value = ffi_string(p + from, len)
+  local id = trace_context.BY_HEADER[name](value)
   if not id then
     return false
   end
-  H.trace_id, H.trace_header = id, name
+  H.trace_id, H.trace_header, H.trace_value = id, name, value
   return true
 end
 
@@ -543,7 +544,7 @@ local function deliver(ex, emit)
     ex.response_start_ns, ex.response_end_ns, ex.response_bytes = nil, nil, nil
   end
   if not ex.trace_id then
-    ex.trace_id, ex.trace_header = nil, nil
+    ex.trace_id, ex.trace_header, ex.trace_value = nil, nil, nil
   end
   if not ex.error then
     ex.error = nil
@@ -644,7 +645,7 @@ local function open_request(state, ts0, emit)
   ex.method, ex.target, ex.host = H.method, H.target, H.host
   ex.version = H.version or ex.version
   ex.request_start_ns, ex.request_end_ns, ex.request_bytes = ts0, ts0, 0
-  ex.trace_id, ex.trace_header = H.trace_id, H.trace_header
+  ex.trace_id, ex.trace_header, ex.trace_value = H.trace_id, H.trace_header, H.trace_value
   state.q_open = true
 end
 

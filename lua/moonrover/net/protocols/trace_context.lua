@@ -87,6 +87,20 @@ function _M.sw8(value)
   return id
 end
 
+-- The segment id (third field, decoded) and span id (fourth) of a sw8
+-- header, or nil when the value is not a well-formed sw8 header.
+function _M.sw8_span(value)
+  if not _M.sw8(value) then
+    return nil
+  end
+  local segment, span = value:match("^[^%-]*%-[^%-]*%-([^%-]*)%-([^%-]*)%-")
+  segment = base64_decode(segment)
+  if not segment or not span:find("^%d+$") then
+    return nil
+  end
+  return segment, span
+end
+
 local function b3_id(id)
   if (#id ~= 16 and #id ~= 32) or all_zero(id) then
     return nil
