@@ -191,14 +191,22 @@ static __always_inline long row_step(struct walk *w, const struct mr_unwind_row 
 	return 0;
 }
 
+/* What every step of one walk uses, looked up once before it. */
+struct walk_ctx {
+	struct walk *w;
+	struct mr_stack_trace *st;
+	struct mr_unwind_process *proc;
+};
+
 /* Records the current frame and unwinds one; 1 stops the loop. */
 static long unwind_frame(__u32 index, void *ctx)
 {
-	__u32 zero = 0, depth;
-	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
-	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
-	struct mr_unwind_process *proc;
+	struct walk_ctx *c = ctx;
+	struct walk *w = c->w;
+	struct mr_stack_trace *st = c->st;
+	struct mr_unwind_process *proc = c->proc;
 	struct mr_unwind_mapping *m;
+	__u32 depth;
 	struct mr_unwind_row r;
 	__u64 pc;
 
@@ -210,7 +218,6 @@ static long unwind_frame(__u32 index, void *ctx)
 	st->ips[depth] = w->ip;
 	w->depth = depth + 1;
 	pc = w->exact ? w->ip : w->ip - 1;
-	proc = bpf_map_lookup_elem(&unwind_processes, &w->pid);
 	m = proc ? mapping_of(proc, pc) : NULL;
 	if (proc && !m)
 		w->unmapped = 1;
@@ -238,10 +245,15 @@ static __always_inline long unwind_user(__s32 pid)
 	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
 
+	struct walk_ctx c;
+
 	if (!w || !st || (task->flags & MR_PF_KTHREAD))
 		return 0;
-	if (!bpf_map_lookup_elem(&unwind_processes, &pid))
+	c.proc = bpf_map_lookup_elem(&unwind_processes, &pid);
+	if (!c.proc)
 		return -1;
+	c.w = w;
+	c.st = st;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	w->ip = BPF_CORE_READ(regs, ip);
 	w->sp = BPF_CORE_READ(regs, sp);
@@ -252,7 +264,7 @@ static __always_inline long unwind_user(__s32 pid)
 	w->unmapped = 0;
 	w->pending = 0;
 	w->ask_addr = 0;
-	bpf_loop(MR_MAX_STACK_DEPTH, unwind_frame, NULL, 0);
+	bpf_loop(MR_MAX_STACK_DEPTH, unwind_frame, &c, 0);
 	depth = w->depth;
 	if (depth >= MR_MAX_STACK_DEPTH) {
 		__sync_fetch_and_add(&counters.unwind_truncated, 1);
