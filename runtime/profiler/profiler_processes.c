@@ -120,9 +120,10 @@ int mr_profiler_target(mr_profiler *p, int32_t pid, int32_t add, char *err, size
 	if (add && bpf_map_update_elem(fd, &pid, &one, BPF_ANY) != 0)
 		return mr_error(err, errlen, -errno, "cannot add pid %d to the profile: %s", pid,
 				strerror(errno));
+	/* Its mappings now, its tables as samples need them (not all at once on
+	 * the caller's thread: an agent adds pids while it serves). */
 	if (add && p->unwind)
-		(void)mr_unwinder_prepare(p->unwind,
-					  pid); /* one it cannot read gets its tables at its first sample */
+		(void)mr_unwinder_track(p->unwind, pid);
 	if (!add && bpf_map_delete_elem(fd, &pid) != 0 && errno != ENOENT)
 		return mr_error(err, errlen, -errno, "cannot remove pid %d from the profile: %s", pid,
 				strerror(errno));
