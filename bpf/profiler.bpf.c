@@ -17,6 +17,8 @@
 
 const volatile bool filter_pids = false;
 const volatile bool kernel_stacks = true;
+/* User stacks by unwind tables (unwind_walk.h) instead of frame pointers. */
+const volatile bool cfi_unwind = false;
 /* The profiler itself, left out of whole-system profiles. */
 const volatile __s32 exclude_tgid = 0;
 
@@ -80,6 +82,8 @@ struct {
 	__type(value, struct mr_stack_trace);
 } scratch SEC(".maps");
 
+#include "unwind_walk.h"
+
 /* Processes announced to the runtime, by tgid, with their state. */
 enum { SEEN_CURRENT = 1, SEEN_BEFORE_EXEC = 2 };
 
@@ -117,7 +121,7 @@ static __always_inline bool wanted(__s32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-static __always_inline void notify(__u32 kind, __s32 pid)
+static __always_inline void notify(__u32 kind, __s32 pid, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
@@ -130,6 +134,7 @@ static __always_inline void notify(__u32 kind, __s32 pid)
 	}
 	n->kind = kind;
 	n->pid = pid;
+	n->addr = addr;
 	bpf_core_read_str(n->comm, sizeof(n->comm), &leader->comm);
 	bpf_ringbuf_submit(n, 0);
 }
@@ -155,7 +160,7 @@ static __always_inline void note_process(__s32 pid)
 	if (state)
 		*state = SEEN_CURRENT;
 	if (state || bpf_map_update_elem(&seen, &pid, &fresh, BPF_NOEXIST) == 0)
-		notify(MR_NOTICE_NEW, pid);
+		notify(MR_NOTICE_NEW, pid, 0);
 }
 
 static __always_inline __u64 hash_stack(const struct mr_stack_trace *st, __u32 depth)
@@ -172,25 +177,12 @@ static __always_inline __u64 hash_stack(const struct mr_stack_trace *st, __u32 d
 	return h ? h : 1;
 }
 
-/* Takes the current stack (user or kernel), stores it once and returns its
- * hash; 0 when there is none or it was lost (and counted). */
-static __always_inline __u64 take_stack(void *ctx, __u64 flags)
+/* Stores the depth frames of st once; their hash, 0 when lost (counted). */
+static __always_inline __u64 store_stack(struct mr_stack_trace *st, __u32 depth)
 {
-	__u32 zero = 0;
-	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
-	long len;
-	__u64 h;
+	__u64 h = hash_stack(st, depth);
+	long len = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 
-	if (!st)
-		return 0;
-	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
-	if (len <= 0) {
-		if (len != -E_FAULT && len != 0 && flags)
-			__sync_fetch_and_add(&counters.lost_user_stack, 1);
-		return 0;
-	}
-	h = hash_stack(st, len / sizeof(__u64));
-	len = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 	if (len == -E_NOMEM)
 		len = bpf_map_update_elem(&stacks_spill, &h, st, BPF_NOEXIST);
 	if (len != 0 && len != -E_EXIST) {
@@ -201,11 +193,57 @@ static __always_inline __u64 take_stack(void *ctx, __u64 flags)
 	return h;
 }
 
+/* Takes the current stack (user or kernel) by the kernel's walker (frame
+ * pointers for user stacks) and stores it: its hash, 0 when there is none. */
+static __always_inline __u64 take_stack(void *ctx, __u64 flags)
+{
+	__u32 zero = 0;
+	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
+	long len;
+
+	if (!st)
+		return 0;
+	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (len <= 0) {
+		if (len != -E_FAULT && len != 0 && flags)
+			__sync_fetch_and_add(&counters.lost_user_stack, 1);
+		return 0;
+	}
+	return store_stack(st, len / sizeof(__u64));
+}
+
+/* The user stack, by unwind tables when the process has them. */
+static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
+{
+	__u32 zero = 0;
+	struct mr_stack_trace *st;
+	struct walk *w;
+	long depth;
+
+	if (!cfi_unwind)
+		return take_stack(ctx, BPF_F_USER_STACK);
+	depth = unwind_user(pid);
+	if (depth < 0) {
+		__sync_fetch_and_add(&counters.unwind_fp_stacks, 1);
+		return take_stack(ctx, BPF_F_USER_STACK);
+	}
+	if (should_ask_maps(pid))
+		notify(MR_NOTICE_MAPS, pid, 0);
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (w && w->ask_addr)
+		notify(MR_NOTICE_TABLE, pid, w->ask_addr);
+	st = bpf_map_lookup_elem(&scratch, &zero);
+	if (!st || depth == 0)
+		return 0;
+	__sync_fetch_and_add(w && w->pending ? &counters.unwind_fp_stacks : &counters.unwind_cfi_stacks, 1);
+	return store_stack(st, depth);
+}
+
 static __always_inline void take_key(void *ctx, struct mr_stack_key *key, __s32 pid)
 {
 	key->pid = pid;
 	key->pad = 0;
-	key->user_stack = take_stack(ctx, BPF_F_USER_STACK);
+	key->user_stack = take_user_stack(ctx, pid);
 	key->kernel_stack = kernel_stacks ? take_stack(ctx, 0) : 0;
 }
 
@@ -353,7 +391,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 
 	bpf_map_delete_elem(&blocked, &tid);
 	if (tgid == tid && bpf_map_delete_elem(&seen, &tgid) == 0)
-		notify(MR_NOTICE_EXIT, tgid);
+		notify(MR_NOTICE_EXIT, tgid, 0);
 	return 0;
 }
 

@@ -29,13 +29,16 @@ struct mr_stack_value {
 
 enum mr_notice_kind {
 	MR_NOTICE_NEW = 1, /* first sample of a process (or first since its exec): capture its mappings now */
-	MR_NOTICE_EXIT = 2, /* a sampled process exited: forget it once its samples are drained */
+	MR_NOTICE_EXIT = 2,  /* a sampled process exited: forget it once its samples are drained */
+	MR_NOTICE_MAPS = 3,  /* a sampled address is outside the mappings read: read them again */
+	MR_NOTICE_TABLE = 4, /* a sampled address (addr) is in a mapping whose table is not built */
 };
 
 struct mr_notice {
 	__u32 kind;
 	__s32 pid;
 	char comm[MR_COMM_LEN];
+	__u64 addr; /* MR_NOTICE_TABLE */
 };
 
 /* Kernel-side counters, read by the runtime through the skeleton's .bss. */
@@ -50,6 +53,10 @@ struct mr_profiler_counters {
 	__u64 lost_notify;
 	__u64 lost_offcpu_start;
 	__u64 first_sample_ns;
+	__u64 unwind_cfi_stacks; /* user stacks walked with unwind tables */
+	__u64 unwind_fp_stacks;  /* user stacks walked by frame pointer: no tables for the process yet */
+	__u64 unwind_fp_frames; /* frames of the former unwound by frame pointer (no table for the address) */
+	__u64 unwind_truncated; /* user stacks cut at MR_MAX_STACK_DEPTH frames */
 };
 
 #endif

@@ -24,6 +24,8 @@
 #pragma GCC visibility push(default)
 #else
 typedef uint8_t __u8;
+typedef int8_t __s8;
+typedef int16_t __s16;
 typedef uint16_t __u16;
 typedef uint32_t __u32;
 typedef int32_t __s32;
@@ -151,6 +153,12 @@ int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_
 
 typedef struct mr_profiler mr_profiler;
 
+/* How user stacks are walked. */
+enum mr_unwind_mode {
+	MR_UNWIND_MODE_FP = 0,  /* frame pointers, by the kernel's walker */
+	MR_UNWIND_MODE_CFI = 1, /* unwind tables from .eh_frame, frame pointers where there are none */
+};
+
 struct mr_profiler_opts {
 	uint32_t frequency;  /* on-CPU sampling frequency, Hz */
 	int32_t off_cpu;     /* 1: blocked time from sched_switch instead */
@@ -159,6 +167,9 @@ struct mr_profiler_opts {
 	uint32_t npids;
 	uint32_t max_stacks;  /* stack map entries; 0: default */
 	uint64_t duration_ns; /* nothing is counted past this long after start; 0: until stopped */
+	int32_t unwind;       /* enum mr_unwind_mode */
+	uint32_t pad;
+	uint64_t unwind_table_bytes; /* bound on the unwind tables' kernel memory; 0: default */
 };
 
 struct mr_profiler_stats {
@@ -178,6 +189,29 @@ struct mr_profiler_stats {
 	uint64_t truncated_stacks;  /* user stacks cut at a frame outside executable code */
 	uint64_t first_sample_ns;   /* CLOCK_MONOTONIC time of the first sample, 0 if none */
 	uint64_t start_ns;          /* CLOCK_MONOTONIC time the profiler was attached */
+	uint64_t unwind_cfi_stacks; /* user stacks walked with unwind tables */
+	uint64_t unwind_fp_stacks;  /* user stacks walked by frame pointer: their process had no tables yet */
+	uint64_t unwind_fp_frames; /* frames of CFI walks unwound by frame pointer (no table for the address) */
+	uint64_t unwind_truncated; /* user stacks cut at the depth limit */
+	int32_t unwind_mode;       /* enum mr_unwind_mode in use: fp when the kernel refused cfi */
+	uint32_t pad;
+};
+
+/* The user-stack unwinder of a profile with unwind = MR_UNWIND_CFI. */
+struct mr_unwind_stats {
+	uint64_t tables;              /* unwind tables loaded in the kernel now */
+	uint64_t table_bytes;         /* their kernel memory */
+	uint64_t built;               /* tables built (files parsed) */
+	uint64_t hits;                /* mappings that found their file's table already built */
+	uint64_t evicted;             /* tables dropped to stay under the memory bound */
+	uint64_t not_loaded;          /* tables built but not loaded (memory bound reached) */
+	uint64_t files_without_table; /* files without .eh_frame / .eh_frame_hdr: walked by frame pointer */
+	uint64_t rows;                /* rows of the tables built */
+	uint64_t unsupported_rows;    /* CFI rows the compact form cannot hold (frame pointers there) */
+	uint64_t build_ns;            /* time spent building tables */
+	uint64_t processes;           /* processes given their mappings */
+	uint64_t mappings_dropped;    /* executable mappings past MR_UNWIND_MAX_MAPPINGS of a process */
+	uint64_t built_on_demand;     /* tables built when the walker first needed them */
 };
 
 mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_t errlen);
@@ -199,6 +233,8 @@ void mr_profiler_stop(mr_profiler *p);
  * process. */
 int mr_profiler_target(mr_profiler *p, int32_t pid, int32_t add, char *err, size_t errlen);
 void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out);
+/* The unwinder's figures; all zero when user stacks are walked by frame pointer. */
+void mr_profiler_unwind_stats(const mr_profiler *p, struct mr_unwind_stats *out);
 void mr_profiler_close(mr_profiler *p);
 
 /* ----------------------------------------------------------- event streams */

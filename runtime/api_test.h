@@ -51,6 +51,30 @@ uint32_t mr_profile_frame_count(const mr_profile *p);
 uint32_t mr_profile_module_count(const mr_profile *p);
 const struct mr_module *mr_profile_modules(const mr_profile *p);
 
+/* ---------------------------------------------------------- unwind tables */
+
+#include "unwind.h"
+
+/* The compact unwind table of one ELF file (runtime/unwind/unwind_table.h):
+ * rows from its .eh_frame, as the profiler loads them for BPF. */
+typedef struct mr_unwind_table mr_unwind_table;
+
+struct mr_unwind_table_stats {
+	uint64_t fdes;          /* functions with CFI */
+	uint64_t rows;          /* rows after merging equal neighbours */
+	uint64_t fallback_rows; /* rows walked by frame pointer (no CFI, or unsupported rules) */
+	uint64_t unsupported;   /* CFI rows whose rules the compact form cannot hold */
+	uint64_t bytes;         /* size of the rows */
+};
+
+/* NULL, with why, when path cannot be read or has no usable .eh_frame. */
+mr_unwind_table *mr_unwind_table_open(const char *path, char *err, size_t errlen);
+/* The row covering vaddr (an address in the file's own virtual addresses);
+ * -ENOENT before the first row. */
+int mr_unwind_table_lookup(const mr_unwind_table *t, uint64_t vaddr, struct mr_unwind_row *out);
+void mr_unwind_table_stats(const mr_unwind_table *t, struct mr_unwind_table_stats *out);
+void mr_unwind_table_free(mr_unwind_table *t);
+
 /* -------------------------------------------------------------- symbolizer */
 
 typedef struct mr_symbolizer mr_symbolizer;

@@ -1,7 +1,7 @@
 # runtime/sources.cmake - the runtime library's sources, folder by folder.
 # Each folder is one subsystem (docs/architecture.md says which does what);
 # a new source file is added to its folder's list here.
-set(MR_SUBSYSTEMS base system kernel elf symbols proc profile pprof profiler dataplane script_host agent
+set(MR_SUBSYSTEMS base system kernel elf symbols unwind proc profile pprof profiler dataplane script_host agent
     metrics transport)
 
 set(MR_SOURCES_base byte_queue.c file_read.c grow_array.c guarded_buffer.c hash_index.c host_port.c http1_scan.c intern.c log.c
@@ -11,10 +11,11 @@ set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
 set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c sym_plt.c
     sym_process.c sym_roots.c sym_table.c sym_vdso.c symbolizer.c)
+set(MR_SOURCES_unwind unwind_cache.c unwind_fde_index.c unwind_file.c unwind_rule.c unwind_source.c unwind_table.c unwinder.c)
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c proc_stat.c proc_watch.c)
 set(MR_SOURCES_profile profile.c profile_copy.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)
-set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_drain.c profiler_processes.c)
+set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_check.c profiler_drain.c profiler_processes.c)
 set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_streams.c data_plane_thread.c)
 set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_memory.c script_owner.c script_set.c
     script_state.c script_traceback.c script_trust.c watchdog.c)

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkgconf clang llvm bpftool
-  libbpf-dev libelf-dev zlib1g-dev libiberty-dev
+  libbpf-dev libelf-dev libdw-dev zlib1g-dev libiberty-dev
   luajit libluajit-5.1-dev lua-busted lua-cjson
   libyaml-0-2 libyaml-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler

@@ -18,6 +18,7 @@
 #include "kernel/bpf_errors.h"
 #include "kernel/btf.h"
 #include "probe.skel.h"
+#include "profiler/profiler_internal.h"
 #include "kernel/tracefs.h"
 
 #define CAP_SYS_PTRACE_BIT 19
@@ -315,6 +316,7 @@ static const struct {
 	{ "ringbuf", check_ringbuf },
 	{ "kallsyms", check_kallsyms },
 	{ "network", mr_data_plane_check_network },
+	{ "cfi_unwind", mr_profiler_check_cfi },
 };
 
 int mr_kernel_check(const char *feature, char *detail, size_t len)

@@ -19,9 +19,11 @@
 #include "base/pid_table.h"
 #include "profiler/profiler_internal.h"
 #include "script_host/script_owner.h"
+#include "unwind/unwinder.h"
 #include "profiler.skel.h"
 
 #define DEFAULT_MAX_STACKS 65536
+#define DEFAULT_UNWIND_TABLE_BYTES (256ull << 20)
 
 static int fill_targets(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
 {
@@ -47,6 +49,7 @@ static int configure(struct mr_profiler *p, const struct mr_profiler_opts *o)
 
 	s->rodata->filter_pids = o->npids > 0;
 	s->rodata->kernel_stacks = o->kernel != 0;
+	s->rodata->cfi_unwind = o->unwind == MR_UNWIND_MODE_CFI;
 	s->rodata->exclude_tgid = o->npids ? 0 : (__u32)getpid();
 	err = bpf_map__set_max_entries(s->maps.stacks, max);
 	err = err ?: bpf_map__set_max_entries(s->maps.counts0, max);
@@ -58,7 +61,7 @@ static int configure(struct mr_profiler *p, const struct mr_profiler_opts *o)
 	return err;
 }
 
-static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
+static int open_and_load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
 {
 	int e;
 
@@ -71,20 +74,59 @@ static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *e
 	e = configure(p, o);
 	if (e == 0)
 		e = profiler_bpf__load(p->skel);
-	if (e != 0) {
+	if (e != 0)
 		snprintf(err, errlen, "cannot load the profiler's BPF programs: %s (%s)", strerror(-e),
 			 mr_kernel_bpf_hint(e));
+	return e;
+}
+
+/* Loads the programs; a kernel that refuses the CFI walker (no bpf_loop,
+ * a stricter verifier) gets the frame-pointer programs instead, said once
+ * in the log and in the profile's figures (unwind_mode). */
+static int load_programs(struct mr_profiler *p, char *err, size_t errlen)
+{
+	int e = open_and_load(p, &p->opts, err, errlen);
+
+	if (e == 0 || p->opts.unwind != MR_UNWIND_MODE_CFI || e == -EPERM || e == -EACCES)
 		return e;
+	mr_log(MR_LEVEL_WARN, "profiler",
+	       "the kernel refused the CFI unwinder (%s): user stacks by frame pointers", err);
+	profiler_bpf__destroy(p->skel);
+	p->skel = NULL;
+	p->opts.unwind = MR_UNWIND_MODE_FP;
+	return open_and_load(p, &p->opts, err, errlen);
+}
+
+static int load(struct mr_profiler *p, const struct mr_profiler_opts *o, char *err, size_t errlen)
+{
+	int e = load_programs(p, err, errlen);
+
+	if (e == 0)
+		e = fill_targets(p, o, err, errlen);
+	if (e == 0 && p->opts.unwind == MR_UNWIND_MODE_CFI) {
+		p->unwind = mr_unwinder_new(bpf_map__fd(p->skel->maps.unwind_tables),
+					    bpf_map__fd(p->skel->maps.unwind_processes),
+					    o->unwind_table_bytes ? o->unwind_table_bytes
+								  : DEFAULT_UNWIND_TABLE_BYTES);
+		if (!p->unwind)
+			e = mr_error(err, errlen, -ENOMEM, "cannot set up the CFI unwinder: out of memory");
+		/* The processes named up front are unwound by table from their
+		 * first sample; one that cannot be read now gets its tables at
+		 * its first sample's notice, as any other process. */
+		for (uint32_t i = 0; e == 0 && i < o->npids; i++)
+			(void)mr_unwinder_prepare(p->unwind, o->pids[i]);
 	}
-	return fill_targets(p, o, err, errlen);
+	return e;
 }
 
 mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_t errlen)
 {
 	struct mr_profiler *p;
 
-	if (!o || (o->npids && !o->pids) || (!o->off_cpu && (o->frequency == 0 || o->frequency > 100000))) {
-		snprintf(err, errlen, "invalid profiler options (frequency must be 1..100000 Hz)");
+	if (!o || (o->npids && !o->pids) || (!o->off_cpu && (o->frequency == 0 || o->frequency > 100000)) ||
+	    (o->unwind != MR_UNWIND_MODE_FP && o->unwind != MR_UNWIND_MODE_CFI)) {
+		snprintf(err, errlen,
+			 "invalid profiler options (frequency must be 1..100000 Hz, unwind fp or cfi)");
 		return NULL;
 	}
 	mr_kernel_bpf_log_setup();
@@ -226,6 +268,18 @@ void mr_profiler_stats(const mr_profiler *p, struct mr_profiler_stats *out)
 	out->deferred = p->deferred;
 	out->truncated_stacks = p->truncated_stacks;
 	out->start_ns = p->start_ns;
+	out->unwind_cfi_stacks = c->unwind_cfi_stacks;
+	out->unwind_fp_stacks = c->unwind_fp_stacks;
+	out->unwind_fp_frames = c->unwind_fp_frames;
+	out->unwind_truncated = c->unwind_truncated;
+	out->unwind_mode = p->opts.unwind;
+}
+
+void mr_profiler_unwind_stats(const mr_profiler *p, struct mr_unwind_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (p->unwind)
+		mr_unwinder_stats(p->unwind, out);
 }
 
 void mr_profiler_close(mr_profiler *p)
@@ -235,6 +289,7 @@ void mr_profiler_close(mr_profiler *p)
 	mr_script_owner_remove(p);
 	mr_profiler_stop(p);
 	ring_buffer__free(p->notices);
+	mr_unwinder_free(p->unwind);
 	profiler_bpf__destroy(p->skel);
 	mr_symbolizer_free(p->sym);
 	mr_pid_table_free(p->comms);

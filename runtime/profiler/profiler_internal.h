@@ -14,6 +14,7 @@ struct ring_buffer;
 struct profiler_bpf;
 struct mr_profiler_cpu_clock;
 struct mr_pid_table;
+struct mr_unwinder;
 
 /* A sampled process that exited, forgotten once its samples are drained. */
 struct mr_exited_process {
@@ -30,6 +31,7 @@ struct mr_profiler {
 	struct bpf_link *exit_link;
 	struct ring_buffer *notices;
 	mr_symbolizer *sym;
+	struct mr_unwinder *unwind; /* NULL when user stacks are walked by frame pointer */
 	struct mr_pid_table *comms; /* pid -> name (MR_COMM_LEN + 1 bytes) */
 	struct mr_exited_process *exited;
 	size_t nexited, exited_cap;
@@ -46,6 +48,8 @@ struct mr_profiler {
 
 /* The ring-buffer callback for the kernel's process notices. */
 int mr_profiler_handle_notice(void *ctx, void *data, size_t size);
+/* `moonrover check`'s probe of CFI unwinding: 1 usable, 0 not, -EPERM. */
+int mr_profiler_check_cfi(char *detail, size_t len);
 /* Forgets the exited processes whose samples have all been drained. */
 void mr_profiler_forget_exited(struct mr_profiler *p);
 

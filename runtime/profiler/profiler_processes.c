@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/pid_table.h"
 #include "profiler/profiler_internal.h"
+#include "unwind/unwinder.h"
 #include "profiler.skel.h"
 
 /* A process's samples sit in one of the two count maps; a drain empties one.
@@ -45,6 +46,8 @@ static void note_new(struct mr_profiler *p, const struct mr_notice *n)
 	drop_exited(p, n->pid);
 	/* A process that is already gone keeps whatever was captured before. */
 	mr_symbolizer_track(p->sym, n->pid, NULL, 0);
+	if (p->unwind)
+		mr_unwinder_track(p->unwind, n->pid);
 }
 
 static void note_exit(struct mr_profiler *p, int32_t pid)
@@ -52,10 +55,22 @@ static void note_exit(struct mr_profiler *p, int32_t pid)
 	struct mr_exited_process *grown = mr_grow_array(p->exited, &p->exited_cap, p->nexited + 1,
 							sizeof(*p->exited));
 
+	if (p->unwind)
+		mr_unwinder_forget(p->unwind, pid);
 	if (!grown)
 		return; /* kept until the end: memory, not samples, is what is lost */
 	p->exited = grown;
 	p->exited[p->nexited++] = (struct mr_exited_process){ .pid = pid, .drain = p->drains };
+}
+
+/* The process maps more than when it was first read (a library loaded
+ * since): both the unwinder and the symbolizer read its mappings again,
+ * unless it is exiting, when they are gone and what was read must stay. */
+static void note_maps(struct mr_profiler *p, int32_t pid)
+{
+	if (!p->unwind || mr_unwinder_refresh(p->unwind, pid) != 0)
+		return;
+	mr_symbolizer_track(p->sym, pid, NULL, 0);
 }
 
 int mr_profiler_handle_notice(void *ctx, void *data, size_t size)
@@ -69,6 +84,10 @@ int mr_profiler_handle_notice(void *ctx, void *data, size_t size)
 		note_new(p, n);
 	else if (n->kind == MR_NOTICE_EXIT)
 		note_exit(p, n->pid);
+	else if (n->kind == MR_NOTICE_MAPS)
+		note_maps(p, n->pid);
+	else if (n->kind == MR_NOTICE_TABLE && p->unwind)
+		(void)mr_unwinder_load(p->unwind, n->pid, n->addr); /* unreadable: frame pointers there */
 	return 0;
 }
 
@@ -101,6 +120,10 @@ int mr_profiler_target(mr_profiler *p, int32_t pid, int32_t add, char *err, size
 	if (add && bpf_map_update_elem(fd, &pid, &one, BPF_ANY) != 0)
 		return mr_error(err, errlen, -errno, "cannot add pid %d to the profile: %s", pid,
 				strerror(errno));
+	/* Its mappings now, its tables as samples need them (not all at once on
+	 * the caller's thread: an agent adds pids while it serves). */
+	if (add && p->unwind)
+		(void)mr_unwinder_track(p->unwind, pid);
 	if (!add && bpf_map_delete_elem(fd, &pid) != 0 && errno != ENOENT)
 		return mr_error(err, errlen, -errno, "cannot remove pid %d from the profile: %s", pid,
 				strerror(errno));

@@ -9,7 +9,11 @@
 # shares, the top 15 functions by self share side by side, their agreement.
 # The servers run from a temporary directory on free ports, never as the
 # system services. Needs root and a built tree (scripts/build.sh).
-#   usage: scripts/bench/compare_with_perf.sh [SECONDS] [KEEP_DIR]
+# CALL_GRAPH=dwarf instead records perf with --call-graph dwarf (user stacks
+# copied and unwound by perf from .eh_frame) and compares whole caller chains
+# with scripts/bench/compare_chains.lua: the check of moonrover's CFI unwinding.
+# UNWIND=fp|cfi is passed to moonrover as --unwind (default: its own, cfi).
+#   usage: [CALL_GRAPH=dwarf] [UNWIND=fp] scripts/bench/compare_with_perf.sh [SECONDS] [KEEP_DIR]
 # KEEP_DIR, if given, receives each workload's perf.data, folded files and logs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +21,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-15}
 keep=${2:-}
 hz=99
+call_graph=${CALL_GRAPH:-fp}
 bin=./build/moonrover
 python=/usr/bin/python3
 collapse=/usr/lib/perf-core/scripts/python/stackcollapse.py
@@ -80,15 +85,22 @@ profile_both() {
   mkdir -p "$dir"
   echo "### $name (pid $pids)"
   echo
-  perf record -q -F "$hz" -g -p "$pids" -o "$dir/perf.data" -- sleep "$seconds" >"$dir/perf-record.log" 2>&1 &
+  local graph=(-g) compare=(scripts/bench/compare_folded.lua "$dir/mr.folded" "$dir/perf.folded" 15)
+  if [ "$call_graph" = dwarf ]; then
+    graph=(--call-graph dwarf)
+    compare=(scripts/bench/compare_chains.lua "$dir/mr.folded" "$dir/perf.folded" 20)
+  fi
+  perf record -q -F "$hz" "${graph[@]}" -p "$pids" -o "$dir/perf.data" -- sleep "$seconds" \
+    >"$dir/perf-record.log" 2>&1 &
   perf_pid=$!
-  "$bin" profile -p "$pids" -F "$hz" -d "$seconds" -o "$dir/mr.folded" >"$dir/moonrover.log" 2>&1 ||
+  "$bin" profile -p "$pids" -F "$hz" -d "$seconds" ${UNWIND:+--unwind "$UNWIND"} -o "$dir/mr.folded" \
+    >"$dir/moonrover.log" 2>&1 ||
     die "moonrover profile failed: $(tail -1 "$dir/moonrover.log")"
   wait "$perf_pid" || die "perf record failed: $(tail -1 "$dir/perf-record.log")"
   perf_pid=
   # --kernel marks kernel frames "_[k]", as moonrover's folded output does.
   perf script -i "$dir/perf.data" -s "$collapse" -- --kernel >"$dir/perf.folded" 2>"$dir/perf-script.log"
-  luajit scripts/bench/compare_folded.lua "$dir/mr.folded" "$dir/perf.folded" 15
+  luajit "${compare[@]}"
   echo
   echo "moonrover: $(grep -m1 'samples lost:' "$dir/moonrover.log")"
   echo

@@ -95,6 +95,16 @@ describe("summary.format", function()
     assert.is_nil(summary.format(s, { truncated = 0 }, {}):find("stacks cut", 1, true))
   end)
 
+  it("says how user stacks were walked, by CFI tables or by frame pointers", function()
+    local s = summary.compute(sample_stacks(), {})
+    local cfi = { mode = "cfi", cfi = 12345, fp = 67, tables = 98, table_bytes = 5 * 1048576 }
+    assert.truthy(summary.format(s, { unwind = cfi }, {})
+      :find("\nuser stacks: 12,345 by CFI tables (98 files, 5.0 MiB), 67 by frame pointer\n", 1, true))
+    assert.truthy(summary.format(s, { unwind = { mode = "fp" } }, {})
+      :find("\nuser stacks: by frame pointers (--unwind fp)\n", 1, true))
+    assert.is_nil(summary.format(s, {}, {}):find("user stacks", 1, true))
+  end)
+
   it("says none when no samples were lost or lost is missing", function()
     local s = summary.compute(sample_stacks(), {})
     local zero = { lost = { { reason = "stack map full", n = 0 } } }

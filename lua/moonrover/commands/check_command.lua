@@ -29,6 +29,8 @@ _M.FEATURES = {
   network = { what = "network tracer (TCP connections and their bytes: trace, HTTP metrics)", required = false,
     fix = "needs the sock:inet_sock_set_state, sock_send_length and sock_recv_length tracepoints with BTF "
       .. "(Linux 6.3+); the agent runs without network tracing otherwise" },
+  cfi_unwind = { what = "CFI unwinding (whole user stacks without frame pointers)", required = false,
+    fix = "profiles fall back to frame pointers: run them with --unwind fp" },
   kallsyms = { what = "kernel symbols (/proc/kallsyms)", required = false,
     fix = "run as root with kernel.kptr_restrict <= 1; kernel frames stay unnamed without it" },
 }

@@ -34,6 +34,8 @@ _M.options = {
     help = "folded, pprof or svg (default: from the output file's extension: " ..
       ".svg, .pb.gz/.pprof, .folded/.txt)" },
   { name = "no-kernel", help = "drop kernel frames (keep only user-space stacks)" },
+  { name = "unwind", arg = "fp|cfi", convert = args.one_of({ "fp", "cfi" }),
+    help = "walk user stacks by unwind tables from .eh_frame (cfi, the default) or by frame pointers only (fp)" },
 }
 
 local DRAIN_INTERVAL_NS = 2e9
@@ -68,6 +70,7 @@ function _M.job_from(values)
     frequency = values.frequency,
     off_cpu = values["off-cpu"] == true,
     kernel = not values["no-kernel"],
+    unwind = values.unwind,
     output = values.output,
     format = format,
   }
@@ -150,6 +153,7 @@ function _M.summary_stats(s, job, duration_ns)
     output = job.output,
     duration = duration_ns / 1e9,
     first_sample_ms = first or nil,
+    unwind = s.unwind,
   }
 end
 

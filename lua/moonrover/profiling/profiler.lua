@@ -6,6 +6,9 @@ local rt = require("moonrover.rt")
 local _M = {}
 local mt = { __index = _M }
 
+-- How user stacks are walked unless told: "cfi" or "fp".
+_M.DEFAULT_UNWIND = "cfi"
+
 -- An empty profile (freed by the garbage collector), or nil and why.
 function _M.new_profile()
   local lib = rt.lib
@@ -17,7 +20,9 @@ function _M.new_profile()
 end
 
 -- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil,
---         duration_ns = nil (nothing counted past it; nil: until stopped) }
+--         duration_ns = nil (nothing counted past it; nil: until stopped),
+--         unwind = "cfi" (unwind tables, frame pointers where none) or "fp",
+--         unwind_table_bytes = nil (bound on the tables' kernel memory; nil: the runtime's default) }
 function _M.open(opts)
   local lib, ffi = rt.lib, rt.ffi
   local o = ffi.new("struct mr_profiler_opts")
@@ -25,6 +30,8 @@ function _M.open(opts)
   o.off_cpu = opts.off_cpu and 1 or 0
   o.kernel = opts.kernel and 1 or 0
   o.duration_ns = opts.duration_ns or 0
+  o.unwind = (opts.unwind or _M.DEFAULT_UNWIND) == "fp" and lib.MR_UNWIND_MODE_FP or lib.MR_UNWIND_MODE_CFI
+  o.unwind_table_bytes = opts.unwind_table_bytes or 0
   local pids = opts.pids or {}
   local pid_array = ffi.new("int32_t[?]", math.max(#pids, 1))
   for i, pid in ipairs(pids) do
@@ -92,7 +99,25 @@ function _M:stats()
   local out = {}
   for _, k in ipairs({ "samples", "idle_samples", "lost_user_stack", "lost_stack_full", "lost_stack_nomem",
     "lost_counts_full", "lost_counts_nomem", "lost_notify", "lost_offcpu_start", "processes", "stacks",
-    "truncated_stacks", "first_sample_ns", "start_ns", "tracked", "deferred" }) do
+    "truncated_stacks", "first_sample_ns", "start_ns", "tracked", "deferred", "unwind_cfi_stacks",
+    "unwind_fp_stacks", "unwind_fp_frames", "unwind_truncated" }) do
+    out[k] = tonumber(s[k])
+  end
+  local u = self:unwind_stats()
+  -- the mode in use: fp when the kernel refused the CFI walker
+  out.unwind = { mode = s.unwind_mode == rt.lib.MR_UNWIND_MODE_CFI and "cfi" or "fp", cfi = out.unwind_cfi_stacks,
+    fp = out.unwind_fp_stacks, tables = u.tables, table_bytes = u.table_bytes }
+  return out
+end
+
+-- The CFI unwinder's figures (runtime/api.h, struct mr_unwind_stats) as a
+-- Lua table of numbers; all zero when stacks are walked by frame pointer.
+function _M:unwind_stats()
+  local s = rt.ffi.new("struct mr_unwind_stats")
+  rt.lib.mr_profiler_unwind_stats(self.handle, s)
+  local out = {}
+  for _, k in ipairs({ "tables", "table_bytes", "built", "hits", "evicted", "not_loaded", "files_without_table",
+    "rows", "unsupported_rows", "build_ns", "processes", "mappings_dropped", "built_on_demand" }) do
     out[k] = tonumber(s[k])
   end
   return out

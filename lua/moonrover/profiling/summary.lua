@@ -5,7 +5,7 @@
 -- stats (every field optional): duration (seconds), samples (number taken),
 -- lost ({ {reason=, n=}, ... }), truncated (user stacks cut at a frame that
 -- is not code), gone_after (seconds into the profile when every profiled
--- process had exited), output (path written). meta: scope ("all processes",
+-- process had exited), unwind (see unwind_line), output (path written). meta: scope ("all processes",
 -- "pid 7"), off_cpu.
 local folded = require("moonrover.profiling.writers.folded")
 
@@ -152,12 +152,26 @@ local function header_lines(summary, stats, meta)
     lines[#lines + 1] = string.format("stacks cut at a frame that is not code: %s (code without frame pointers)",
                                       group(stats.truncated))
   end
+  if stats.unwind then
+    lines[#lines + 1] = _M.unwind_line(stats.unwind)
+  end
   if stats.gone_after then
     lines[#lines + 1] = string.format("the profiled processes exited %.1f s into the profile: stopped then",
                                       stats.gone_after)
   end
   lines[#lines + 1] = "output: " .. tostring(stats.output or "none")
   return lines
+end
+
+-- How user stacks were walked: unwind = { mode = "cfi"|"fp", cfi = stacks by
+-- unwind tables, fp = stacks by frame pointer while their process had no
+-- tables yet, tables = files loaded, table_bytes = their kernel memory }.
+function _M.unwind_line(u)
+  if u.mode ~= "cfi" then
+    return "user stacks: by frame pointers (--unwind fp)"
+  end
+  return string.format("user stacks: %s by CFI tables (%s files, %.1f MiB), %s by frame pointer",
+    group(u.cfi or 0), group(u.tables or 0), (u.table_bytes or 0) / 1048576, group(u.fp or 0))
 end
 
 local function table_lines(heading, rows, meta)
