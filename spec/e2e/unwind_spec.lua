@@ -91,6 +91,25 @@ describe("CFI unwinding (end to end)", function()
     end
   end)
 
+  it("walks 127 frames of a stack deeper than that, and says how many were cut", function()
+    local text, stdout = profile(spawn("deep"), { "--unwind", "cfi", "--no-kernel" })
+    local chains = chains_to(text, "kestrel_spin")
+    assert.is_true(#chains > 0, "no kestrel_spin samples:\n" .. text)
+    for _, c in ipairs(chains) do
+      local frames = {}
+      for f in c.frames:gmatch("[^;]+") do
+        frames[#frames + 1] = f
+      end
+      -- root first: plover_dive as far as the limit allows, then flock_loop and the leaf
+      assert.equals(127, #frames, c.frames)
+      assert.equals("flock_loop", frames[#frames - 1])
+      for i = 1, #frames - 2 do
+        assert.equals("plover_dive", frames[i], c.frames)
+      end
+    end
+    assert.matches("user stacks cut at 127 frames %(their outermost callers left out%): [%d,]+", stdout)
+  end)
+
   it("unwinds a library loaded after the process was first read (dlopen), once it is read again", function()
     local script = dir .. "/late_import.py"
     local fh = assert(io.open(script, "w"))

@@ -105,6 +105,16 @@ describe("summary.format", function()
     assert.is_nil(summary.format(s, {}, {}):find("user stacks", 1, true))
   end)
 
+  it("says how many user stacks were deeper than the walk goes", function()
+    local s = summary.compute(sample_stacks(), {})
+    local cfi = { mode = "cfi", cfi = 2000, fp = 0, cut = 1500, tables = 3, table_bytes = 1048576 }
+    assert.truthy(summary.format(s, { unwind = cfi }, {})
+      :find("\nuser stacks: 2,000 by CFI tables (3 files, 1.0 MiB), 0 by frame pointer\n"
+        .. "user stacks cut at 127 frames (their outermost callers left out): 1,500\n", 1, true))
+    cfi.cut = 0
+    assert.is_nil(summary.format(s, { unwind = cfi }, {}):find("cut at", 1, true))
+  end)
+
   it("says none when no samples were lost or lost is missing", function()
     local s = summary.compute(sample_stacks(), {})
     local zero = { lost = { { reason = "stack map full", n = 0 } } }

@@ -7,7 +7,9 @@
  * main;flock_loop;kestrel_spin and main;flock_loop;heron_wait;clock_nanosleep.
  * "signal" instead spins in osprey_signal, a SIGALRM handler called every
  * 10 ms while flock_loop polls the clock: its stacks go through the signal
- * frame (glibc's __restore_rt) back to main;flock_loop. */
+ * frame (glibc's __restore_rt) back to main;flock_loop. "deep" spins in
+ * kestrel_spin under 200 nested calls of plover_dive, frameless too: deeper
+ * than a walk goes (127 frames). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,21 @@ static int start_signals(void)
 	return setitimer(ITIMER_REAL, &every, NULL);
 }
 
+/* depth calls of itself, then the spin; the store after each call keeps the
+ * calls from being turned into a loop or a tail call. */
+__attribute__((noinline)) int plover_dive(int depth, double seconds)
+{
+	int r;
+
+	if (depth == 0) {
+		flock_loop(1, 0, seconds);
+		return 0;
+	}
+	r = plover_dive(depth - 1, seconds);
+	sink += (unsigned long)r;
+	return r + 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "both";
@@ -80,6 +97,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (strcmp(mode, "deep") == 0) {
+		plover_dive(200, seconds);
+		return 0;
+	}
 	flock_loop(strcmp(mode, "sleep") != 0, strcmp(mode, "cpu") != 0, seconds);
 	return 0;
 }

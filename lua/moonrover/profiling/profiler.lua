@@ -106,7 +106,7 @@ function _M:stats()
   local u = self:unwind_stats()
   -- the mode in use: fp when the kernel refused the CFI walker
   out.unwind = { mode = s.unwind_mode == rt.lib.MR_UNWIND_MODE_CFI and "cfi" or "fp", cfi = out.unwind_cfi_stacks,
-    fp = out.unwind_fp_stacks, tables = u.tables, table_bytes = u.table_bytes }
+    fp = out.unwind_fp_stacks, cut = out.unwind_truncated, tables = u.tables, table_bytes = u.table_bytes }
   return out
 end
 

@@ -14,6 +14,8 @@ local _M = {}
 local WIDTH = 80
 local VALUE_COL = 12
 local SHARE_COL = 7
+-- The frames a user stack is walked to (MR_MAX_STACK_DEPTH in bpf/profiler.h).
+local MAX_USER_FRAMES = 127
 
 local function add(map, name, v)
   map[name] = (map[name] or 0) + v
@@ -154,6 +156,7 @@ local function header_lines(summary, stats, meta)
   end
   if stats.unwind then
     lines[#lines + 1] = _M.unwind_line(stats.unwind)
+    lines[#lines + 1] = _M.cut_line(stats.unwind)
   end
   if stats.gone_after then
     lines[#lines + 1] = string.format("the profiled processes exited %.1f s into the profile: stopped then",
@@ -165,13 +168,24 @@ end
 
 -- How user stacks were walked: unwind = { mode = "cfi"|"fp", cfi = stacks by
 -- unwind tables, fp = stacks by frame pointer while their process had no
--- tables yet, tables = files loaded, table_bytes = their kernel memory }.
+-- tables yet, cut = stacks deeper than the walk's limit (their outermost
+-- callers left out), tables = files loaded, table_bytes = their kernel
+-- memory }.
 function _M.unwind_line(u)
   if u.mode ~= "cfi" then
     return "user stacks: by frame pointers (--unwind fp)"
   end
   return string.format("user stacks: %s by CFI tables (%s files, %.1f MiB), %s by frame pointer",
     group(u.cfi or 0), group(u.tables or 0), (u.table_bytes or 0) / 1048576, group(u.fp or 0))
+end
+
+-- The line about user stacks deeper than the walk goes, or nil for none.
+function _M.cut_line(u)
+  if (u.cut or 0) > 0 then
+    return string.format("user stacks cut at %d frames (their outermost callers left out): %s", MAX_USER_FRAMES,
+      group(u.cut))
+  end
+  return nil
 end
 
 local function table_lines(heading, rows, meta)
