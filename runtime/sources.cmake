@@ -11,7 +11,7 @@ set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
 set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c sym_plt.c
     sym_process.c sym_roots.c sym_table.c sym_vdso.c symbolizer.c)
-set(MR_SOURCES_unwind unwind_cache.c unwind_fde_index.c unwind_file.c unwind_rule.c unwind_source.c unwind_table.c unwinder.c)
+set(MR_SOURCES_unwind unwind_cache.c unwind_debug_frame.c unwind_fde_index.c unwind_file.c unwind_rule.c unwind_source.c unwind_table.c unwinder.c)
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c proc_stat.c proc_watch.c)
 set(MR_SOURCES_profile profile.c profile_copy.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)

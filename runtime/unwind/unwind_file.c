@@ -32,7 +32,7 @@ mr_unwind_table *mr_unwind_table_open(const char *path, char *err, size_t errlen
 		close(fd);
 	if (rc != 0)
 		mr_error(err, errlen, rc, "no unwind table for %s: %s", path,
-			 rc == -ENOENT ? "it has no .eh_frame_hdr" : strerror(-rc));
+			 rc == -ENOENT ? "it has neither .eh_frame_hdr nor .debug_frame" : strerror(-rc));
 	return rc == 0 ? t : NULL;
 }
 

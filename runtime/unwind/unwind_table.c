@@ -1,7 +1,9 @@
 /* unwind_table.c - builds a file's compact unwind table with libdw: from each
- * FDE start (.eh_frame_hdr) it asks dwarf_cfi_addrframe for the row at an
- * address, records its rules, and moves to the end of the row's range, until
- * the FDE ends; equal neighbours are merged. libdw does the DWARF
+ * FDE start (.eh_frame_hdr, and .debug_frame where the file has one) it asks
+ * dwarf_cfi_addrframe for the row at an address, records its rules, and
+ * moves to the end of the row's range, until the FDE ends; equal neighbours
+ * are merged. Where both sections describe the same code, .eh_frame's rules
+ * are used (the code's own unwind tables). libdw does the DWARF
  * interpretation (CIE/FDE parsing, augmentations, DW_CFA_remember_state...),
  * which is where hand-written unwinders get things wrong. */
 #include "unwind/unwind_table.h"
@@ -12,13 +14,19 @@
 #include <string.h>
 
 #include "base/grow_array.h"
+#include "unwind/unwind_debug_frame.h"
 #include "unwind/unwind_fde_index.h"
 #include "unwind/unwind_rule.h"
 
 struct build {
 	struct mr_unwind_table *t;
-	Dwarf_CFI *cfi;
 	uint64_t pc; /* where the next row starts */
+};
+
+/* Where an FDE starts, and the section whose rules describe it. */
+struct fde {
+	uint64_t start;
+	Dwarf_CFI *cfi;
 };
 
 static int same_rules(const struct mr_unwind_row *a, const struct mr_unwind_row *b)
@@ -55,8 +63,8 @@ static int push_fallback(struct build *b)
 	return push(b->t, b->pc, &r);
 }
 
-/* Rows from b->pc until the FDE holding it ends or limit is reached. */
-static int walk_fde(struct build *b, uint64_t limit)
+/* Rows from b->pc until the FDE holding it (in cfi) ends or limit is reached. */
+static int walk_fde(struct build *b, Dwarf_CFI *cfi, uint64_t limit)
 {
 	Dwarf_Frame *frame;
 	Dwarf_Addr start, end;
@@ -64,7 +72,7 @@ static int walk_fde(struct build *b, uint64_t limit)
 	bool signal_frame;
 	int rc = 0;
 
-	while (rc == 0 && b->pc < limit && dwarf_cfi_addrframe(b->cfi, b->pc, &frame) == 0) {
+	while (rc == 0 && b->pc < limit && dwarf_cfi_addrframe(cfi, b->pc, &frame) == 0) {
 		if (dwarf_frame_info(frame, &start, &end, &signal_frame) < 0 || end <= b->pc) {
 			free(frame);
 			break;
@@ -78,20 +86,55 @@ static int walk_fde(struct build *b, uint64_t limit)
 	return rc;
 }
 
-static int walk(struct build *b, const uint64_t *starts, size_t n)
+static int walk(struct build *b, const struct fde *fdes, size_t n)
 {
 	int rc = 0;
 
 	b->t->stats.fdes = n;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		if (starts[i] < b->pc)
+		if (fdes[i].start < b->pc)
 			continue; /* overlaps the one before: already covered */
-		if (b->pc && starts[i] > b->pc)
+		if (b->pc && fdes[i].start > b->pc)
 			rc = push_fallback(b); /* no CFI between the two */
-		b->pc = starts[i];
-		rc = rc ?: walk_fde(b, i + 1 < n ? starts[i + 1] : UINT64_MAX);
+		b->pc = fdes[i].start;
+		rc = rc ?: walk_fde(b, fdes[i].cfi, i + 1 < n ? fdes[i + 1].start : UINT64_MAX);
 	}
 	return rc ?: push_fallback(b);
+}
+
+/* The FDEs of both sections in one ascending list, .eh_frame's first at
+ * equal starts; NULL when out of memory. */
+static struct fde *merge(const uint64_t *eh, size_t neh, Dwarf_CFI *eh_cfi,
+			 const struct mr_unwind_debug_frame *df, size_t *n)
+{
+	struct fde *out = malloc((neh + df->n + 1) * sizeof(*out));
+	size_t i = 0, j = 0, k = 0;
+
+	if (!out)
+		return NULL;
+	while (i < neh || j < df->n) {
+		if (j == df->n || (i < neh && eh[i] <= df->starts[j]))
+			out[k++] = (struct fde){ eh[i++], eh_cfi };
+		else
+			out[k++] = (struct fde){ df->starts[j++], df->cfi };
+	}
+	*n = k;
+	return out;
+}
+
+/* Walks the merged FDEs of both sections into b. */
+static int walk_sections(struct build *b, const uint64_t *eh, size_t neh, Dwarf_CFI *eh_cfi,
+			 const struct mr_unwind_debug_frame *df)
+{
+	size_t n;
+	struct fde *fdes = merge(eh, eh_cfi ? neh : 0, eh_cfi, df, &n);
+	int rc;
+
+	if (!fdes)
+		return -ENOMEM;
+	rc = n ? walk(b, fdes, n) : -ENOENT;
+	free(fdes);
+	return rc;
 }
 
 static void finish_stats(struct mr_unwind_table *t)
@@ -105,18 +148,26 @@ static void finish_stats(struct mr_unwind_table *t)
 int mr_unwind_table_build(Elf *e, struct mr_unwind_table **out)
 {
 	struct build b = { 0 };
+	struct mr_unwind_debug_frame df;
 	uint64_t *starts;
 	size_t n;
-	int rc = mr_unwind_fde_starts(e, &starts, &n);
+	Dwarf_CFI *eh_cfi;
+	int rc = mr_unwind_fde_starts(e, &starts, &n), rc_debug;
 
-	if (rc != 0)
+	if (rc != 0 && rc != -ENOENT)
 		return rc;
-	b.cfi = dwarf_getcfi_elf(e);
+	rc_debug = mr_unwind_debug_frame_open(e, &df);
+	if (rc_debug != 0 && rc_debug != -ENOENT) {
+		free(starts);
+		return rc_debug;
+	}
+	eh_cfi = rc == 0 ? dwarf_getcfi_elf(e) : NULL;
 	b.t = calloc(1, sizeof(*b.t));
-	rc = !b.cfi ? -ENOENT : !b.t ? -ENOMEM : walk(&b, starts, n);
+	rc = !b.t ? -ENOMEM : walk_sections(&b, starts, n, eh_cfi, &df);
 	free(starts);
-	if (b.cfi)
-		dwarf_cfi_end(b.cfi);
+	if (eh_cfi)
+		dwarf_cfi_end(eh_cfi);
+	mr_unwind_debug_frame_close(&df);
 	if (rc != 0) {
 		mr_unwind_table_free(b.t);
 		return rc;

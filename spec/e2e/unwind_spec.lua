@@ -1,6 +1,7 @@
 -- unwind_spec.lua - user stacks of code without frame pointers, end to end:
 -- the frameless workload (-O2 -fomit-frame-pointer, calling into Debian's
--- libc) profiled on-CPU and off-CPU with --unwind cfi gives whole chains,
+-- libc; and a build of it whose CFI is only in .debug_frame) profiled on-CPU
+-- and off-CPU with --unwind cfi gives whole chains,
 -- where --unwind fp loses the callers of its frameless functions.
 local e2e = require("support.e2e")
 local folded = require("moonrover.profiling.writers.folded")
@@ -71,6 +72,15 @@ describe("CFI unwinding (end to end)", function()
     assert.equals(1, share, text)
     assert.matches("__libc_start_call_main;main;flock_loop;kestrel_spin", text)
     assert.matches("user stacks: [%d,]+ by CFI tables", stdout)
+  end)
+
+  it("keeps the caller of a frameless leaf whose CFI is only in .debug_frame", function()
+    local pid = e2e.spawn("frameless_debug_frame", "cpu 30")
+    pids[#pids + 1] = pid
+    local text = profile(pid, { "--unwind", "cfi", "--no-kernel" })
+    local share, n = share_ending(chains_to(text, "kestrel_spin"), "main;flock_loop;kestrel_spin")
+    assert.is_true(n > 0, "no kestrel_spin samples:\n" .. text)
+    assert.equals(1, share, text)
   end)
 
   it("keeps the caller of a libc function off-CPU", function()

@@ -1,4 +1,5 @@
--- unwind_table_spec.lua - compact unwind tables built from .eh_frame, checked
+-- unwind_table_spec.lua - compact unwind tables built from .eh_frame (and
+-- .debug_frame), checked
 -- against the disassembly of a -O2 -fomit-frame-pointer workload (the
 -- CFA at a call site follows from the pushes and stack adjustments before
 -- it) and at known places of Debian's libc.
@@ -8,7 +9,9 @@ local skip = require("support.skip")
 local capture = shell.capture
 local ffi, lib = rt.ffi, rt.lib
 
-local WORKLOAD = (os.getenv("MOONROVER_WORKLOADS") or "build/workloads") .. "/frameless"
+local WORKLOADS = os.getenv("MOONROVER_WORKLOADS") or "build/workloads"
+local WORKLOAD = WORKLOADS .. "/frameless"
+local DEBUG_FRAME_ONLY = WORKLOADS .. "/frameless_debug_frame"
 local LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
 local K = { sp = lib.MR_UNWIND_CFA_SP, fp = lib.MR_UNWIND_CFA_FP, plt = lib.MR_UNWIND_CFA_PLT,
   signal = lib.MR_UNWIND_SIGNAL, fallback = lib.MR_UNWIND_FALLBACK }
@@ -88,6 +91,24 @@ describe("unwind tables", function()
     for _, fn in ipairs({ "kestrel_spin", "heron_wait", "flock_loop", "main" }) do
       local r = row_at(t, symbol(WORKLOAD, fn))
       assert.are.same({ fn, K.sp, 8, 0 }, { fn, r.kind, r.cfa, r.fp_slot })
+    end
+  end)
+
+  it("take the functions that only .debug_frame describes from it", function()
+    local sections = capture("readelf -SW " .. DEBUG_FRAME_ONLY)
+    assert.matches("%.debug_frame", sections)
+    local frames = capture("readelf --debug-dump=frames " .. DEBUG_FRAME_ONLY)
+    local eh = assert(frames:match("^(.-)Contents of the %.debug_frame section"), frames)
+    local t = open_table(DEBUG_FRAME_ONLY)
+    for _, fn in ipairs({ "kestrel_spin", "flock_loop", "main" }) do
+      local at = symbol(DEBUG_FRAME_ONLY, fn)
+      assert.is_nil(eh:match(string.format("pc=0*%x%%.%%.", at)), fn .. " is in .eh_frame: not the workload meant")
+      local r = row_at(t, at)
+      assert.are.same({ fn, K.sp, 8, 0 }, { fn, r.kind, r.cfa, r.fp_slot })
+    end
+    for _, site in ipairs(call_sites(DEBUG_FRAME_ONLY, "flock_loop")) do
+      local r = row_at(t, site.pc)
+      assert.are.same({ site.text, K.sp, site.cfa }, { site.text, r.kind, r.cfa })
     end
   end)
 
