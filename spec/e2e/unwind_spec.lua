@@ -83,6 +83,17 @@ describe("CFI unwinding (end to end)", function()
     assert.equals(1, share, text)
   end)
 
+  it("unwinds from the vDSO through Debian's libc to the frameless caller", function()
+    local text = profile(spawn("clock"), { "--unwind", "cfi", "--no-kernel" })
+    local chains = chains_to(text, "clock_gettime")
+    -- libc's clock_gettime calls the vDSO's, which has the same name
+    local through_vdso = share_ending(chains, "main;grebe_poll;clock_gettime;clock_gettime")
+    assert.is_true(through_vdso > 0, text)
+    for _, c in ipairs(chains) do
+      assert.matches("^_start;__libc_start_main;__libc_start_call_main;main;grebe_poll;clock_gettime", c.frames)
+    end
+  end)
+
   it("keeps the caller of a libc function off-CPU", function()
     local text = profile(spawn("sleep"), { "--unwind", "cfi", "--off-cpu" })
     local chains = chains_to(text, "clock_nanosleep")

@@ -9,7 +9,8 @@
  * 10 ms while flock_loop polls the clock: its stacks go through the signal
  * frame (glibc's __restore_rt) back to main;flock_loop. "deep" spins in
  * kestrel_spin under 200 nested calls of plover_dive, frameless too: deeper
- * than a walk goes (127 frames). */
+ * than a walk goes (127 frames). "clock" reads the clock in a loop in
+ * grebe_poll: its samples land in the vDSO's clock_gettime. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,15 @@ static int start_signals(void)
 	return setitimer(ITIMER_REAL, &every, NULL);
 }
 
+__attribute__((noinline)) double grebe_poll(double seconds)
+{
+	double end = now() + seconds, t;
+
+	while ((t = now()) < end)
+		sink++;
+	return t;
+}
+
 /* depth calls of itself, then the spin; the store after each call keeps the
  * calls from being turned into a loop or a tail call. */
 __attribute__((noinline)) int plover_dive(int depth, double seconds)
@@ -97,6 +107,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (strcmp(mode, "clock") == 0) {
+		grebe_poll(seconds);
+		return 0;
+	}
 	if (strcmp(mode, "deep") == 0) {
 		plover_dive(200, seconds);
 		return 0;
