@@ -59,8 +59,9 @@ describe("CFI unwinding (end to end)", function()
     return e2e.read_all(out), stdout
   end
 
-  local function spawn(mode)
-    local pid = e2e.spawn("frameless", mode .. " 30")
+  -- program: the frameless workload's build (default "frameless")
+  local function spawn(mode, program)
+    local pid = e2e.spawn(program or "frameless", mode .. " 30")
     pids[#pids + 1] = pid
     return pid
   end
@@ -75,9 +76,7 @@ describe("CFI unwinding (end to end)", function()
   end)
 
   it("keeps the caller of a frameless leaf whose CFI is only in .debug_frame", function()
-    local pid = e2e.spawn("frameless_debug_frame", "cpu 30")
-    pids[#pids + 1] = pid
-    local text = profile(pid, { "--unwind", "cfi", "--no-kernel" })
+    local text = profile(spawn("cpu", "frameless_debug_frame"), { "--unwind", "cfi", "--no-kernel" })
     local share, n = share_ending(chains_to(text, "kestrel_spin"), "main;flock_loop;kestrel_spin")
     assert.is_true(n > 0, "no kestrel_spin samples:\n" .. text)
     assert.equals(1, share, text)
