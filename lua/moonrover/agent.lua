@@ -4,6 +4,7 @@
 -- state to the agent through the handle in package.loaded["moonrover.script_context"].
 -- The functions whose names start with "_" are the agent's entry points.
 local config = require("moonrover.config")
+local list_batch = require("moonrover.net.list_batch")
 local rt = require("moonrover.rt")
 local serialize = require("moonrover.lib.serialize")
 
@@ -81,21 +82,6 @@ function Batch:each()
   return function()
     i = i + 1
     if i < n then
-      return events[i]
-    end
-  end
-end
-
--- A batch of a network stream: batch.n plain tables in batch.events[1 .. n]
--- (they are the script's to keep), or `for ev in batch:each()`.
-local ListBatch = {}
-ListBatch.__index = ListBatch
-
-function ListBatch:each()
-  local i, n, events = 0, self.n, self.events
-  return function()
-    i = i + 1
-    if i <= n then
       return events[i]
     end
   end
@@ -388,14 +374,7 @@ function _M._dispatch(stream, addr, n)
 end
 
 local function deliver_network(stream, events)
-  local list = handlers[stream]
-  if not list then
-    return
-  end
-  local batch = setmetatable({ n = #events, events = events, stream = stream }, ListBatch)
-  for i = 1, #list do
-    list[i](batch)
-  end
+  list_batch.deliver(handlers[stream], stream, events)
 end
 
 -- Starts this script's network tracer, with the state its previous version

@@ -4,8 +4,8 @@
 -- (16 keep-alive connections; per request wrk's write, nginx's read,
 -- nginx's write, wrk's read: two exchanges, four data records), built in
 -- memory in the net stream's layout and fed through the real script tracer
--- (net/script_tracer.lua, net/tracer.lua, the HTTP parser), a copy of the
--- agent's batch hand-off (agent.lua's deliver_network and ListBatch) and the
+-- (net/script_tracer.lua, net/tracer.lua, the HTTP parser), the
+-- agent's batch hand-off (net/list_batch.lua, as agent.lua uses it) and the
 -- real bundled lua/scripts/network.lua with coroot's metrics. The metrics
 -- registry is a cheap recording one (Lua numbers, not the agent's C series:
 -- those need an agent's script), so the registry's own cost is left out.
@@ -20,6 +20,7 @@
 -- REQUESTS per round (200000), ROUNDS (7), BATCH records per batch (1024,
 -- as the agent's net queue hands them).
 package.path = "lua/?.lua;" .. package.path
+local list_batch = require("moonrover.net.list_batch")
 local rt = require("moonrover.rt")
 local ffi = rt.ffi
 
@@ -69,29 +70,11 @@ local fake_agent = {
 package.loaded["moonrover.agent"] = fake_agent
 dofile("lua/scripts/network.lua")
 
--- agent.lua's batch hand-off (deliver_network and ListBatch).
-local ListBatch = {}
-ListBatch.__index = ListBatch
-function ListBatch:each()
-  local i, n, events = 0, self.n, self.events
-  return function()
-    i = i + 1
-    if i <= n then
-      return events[i]
-    end
-  end
-end
+-- The agent's batch hand-off (net/list_batch.lua), counting what it delivers.
 local delivered = { http = 0, connection = 0 }
 local function deliver_network(stream, events)
   delivered[stream] = delivered[stream] + #events
-  local list = handlers[stream]
-  if not list then
-    return
-  end
-  local batch = setmetatable({ n = #events, events = events, stream = stream }, ListBatch)
-  for i = 1, #list do
-    list[i](batch)
-  end
+  list_batch.deliver(handlers[stream], stream, events)
 end
 
 local network = require("moonrover.net.script_tracer").new({
