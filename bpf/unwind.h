@@ -46,6 +46,12 @@ struct mr_unwind_mapping {
 
 #define MR_UNWIND_MAX_MAPPINGS 256
 
+/* The walker's binary search over a table's rows takes this many halvings,
+ * so a table holds at most MR_UNWIND_MAX_ROWS rows (the runtime loads none
+ * larger: its file is walked by frame pointer, counted as not loaded). */
+#define MR_UNWIND_ROW_SEARCH_STEPS 22
+#define MR_UNWIND_MAX_ROWS ((1u << MR_UNWIND_ROW_SEARCH_STEPS) - 1)
+
 struct mr_unwind_process {
 	__u32 n;
 	__u32 pad;

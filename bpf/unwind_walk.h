@@ -12,9 +12,9 @@
 /* task_struct.flags: a kernel thread, which has no user stack (linux/sched.h). */
 #define MR_PF_KTHREAD 0x00200000
 
-/* The mappings (index 0..8 halvings) and rows (22: 4 M rows per file). */
+/* The mappings (index 0..8 halvings) and rows (MR_UNWIND_ROW_SEARCH_STEPS). */
 #define MAPPING_SEARCH_STEPS 9
-#define ROW_SEARCH_STEPS 22
+#define ROW_SEARCH_STEPS MR_UNWIND_ROW_SEARCH_STEPS
 /* Offsets in the ucontext a signal trampoline's SP points at (x86-64). */
 #define UC_RBP 120
 #define UC_RSP 160

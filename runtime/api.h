@@ -113,8 +113,8 @@ uint32_t mr_profile_sample_count(const mr_profile *p);
 const struct mr_sample *mr_profile_samples(const mr_profile *p);
 const uint32_t *mr_profile_stack_frames(const mr_profile *p);
 const struct mr_frame *mr_profile_frames(const mr_profile *p);
-/* Adds the samples of src whose pid is one of pids (every sample when npids
- * is 0) into dst, summing counts and nanos of stacks dst already has. */
+/* Adds the samples of src whose pid is one of pids (ascending; every sample
+ * when npids is 0) into dst, summing counts and nanos of stacks dst already has. */
 int mr_profile_copy(mr_profile *dst, const mr_profile *src, const int32_t *pids, uint32_t npids, char *err,
 		    size_t errlen);
 

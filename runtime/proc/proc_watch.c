@@ -41,6 +41,7 @@ struct mr_proc_watch {
 	size_t n_kept, cap;
 	struct mr_pid_table *index; /* pid -> uint32_t position in kept */
 	uint32_t gen;
+	size_t limit; /* kept_limit() as of the current read */
 };
 
 /* Files kept by every watch of the process, against the limit: global since
@@ -122,7 +123,7 @@ static void keep(mr_proc_watch *w, int32_t pid, int fd)
 	struct kept *grown;
 	int added;
 
-	if (w->n_kept >= MAX_KEPT_EACH || kept_total >= kept_limit() || w->n_kept >= UINT32_MAX)
+	if (w->n_kept >= MAX_KEPT_EACH || kept_total >= w->limit || w->n_kept >= UINT32_MAX)
 		goto no_room;
 	grown = mr_grow_array(w->kept, &w->cap, w->n_kept + 1, sizeof(*w->kept));
 	if (!grown)
@@ -227,6 +228,7 @@ int32_t mr_proc_watch_read(mr_proc_watch *w, const int32_t *pids, uint32_t n, st
 	if (n > INT32_MAX)
 		n = INT32_MAX;
 	w->gen++;
+	w->limit = kept_limit();
 	for (uint32_t i = 0; i < n; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
 		if (read_one(w, pids[i], &f) != 0)

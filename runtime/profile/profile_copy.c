@@ -19,14 +19,17 @@ struct copy {
 	size_t stack_cap;
 };
 
+static int cmp_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether pid is one of pids (ascending); every pid when there are none. */
 static int wanted(int32_t pid, const int32_t *pids, uint32_t npids)
 {
-	if (npids == 0)
-		return 1;
-	for (uint32_t i = 0; i < npids; i++)
-		if (pids[i] == pid)
-			return 1;
-	return 0;
+	return npids == 0 || bsearch(&pid, pids, npids, sizeof(*pids), cmp_pid) != NULL;
 }
 
 static int module_of(struct copy *c, uint32_t id, uint32_t *out, char *err, size_t errlen)

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -107,6 +106,8 @@ static int load(struct mr_unwind_cache *c, const struct mr_unwind_table *t, stru
 	uint64_t bytes = map_bytes(t->n);
 	int fd, rc;
 
+	if (bytes > c->max_bytes || t->n > MR_UNWIND_MAX_ROWS)
+		return -E2BIG; /* over the bound, or past what the walker's search reaches */
 	while (c->stats.table_bytes + bytes > c->max_bytes || c->stats.tables >= MAX_TABLES)
 		if (evict_one(c) != 0)
 			return -ENOSPC;
@@ -131,22 +132,14 @@ static int load(struct mr_unwind_cache *c, const struct mr_unwind_table *t, stru
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Builds and loads the table of e into entry t; a file without one keeps id 0. */
 static void build(struct mr_unwind_cache *c, Elf *e, struct mr_unwind_cached *t)
 {
 	struct mr_unwind_table *table;
-	uint64_t start = now_ns();
+	uint64_t start = mr_sys_monotonic_ns();
 	int rc = mr_unwind_table_build(e, &table);
 
-	c->stats.build_ns += now_ns() - start;
+	c->stats.build_ns += mr_sys_monotonic_ns() - start;
 	if (rc != 0) {
 		c->stats.files_without_table++;
 		return;
@@ -167,12 +160,12 @@ static struct mr_unwind_cached *find(struct mr_unwind_cache *c, const char *key)
 	return NULL;
 }
 
-static int same_file(const struct mr_unwind_file *a, const struct mr_unwind_file *b)
+int mr_unwind_same_file(const struct mr_unwind_file *a, const struct mr_unwind_file *b)
 {
 	return a->inode == b->inode && a->dev_major == b->dev_major && a->dev_minor == b->dev_minor;
 }
 
-static struct mr_unwind_cached *take(struct mr_unwind_cache *c, struct mr_unwind_cached *t)
+struct mr_unwind_cached *mr_unwind_cache_hold(struct mr_unwind_cache *c, struct mr_unwind_cached *t)
 {
 	t->refs++;
 	t->last_use = ++c->clock;
@@ -182,9 +175,9 @@ static struct mr_unwind_cached *take(struct mr_unwind_cache *c, struct mr_unwind
 struct mr_unwind_cached *mr_unwind_cache_by_file(struct mr_unwind_cache *c, const struct mr_unwind_file *file)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		if (same_file(&c->v[i]->file, file)) {
+		if (mr_unwind_same_file(&c->v[i]->file, file)) {
 			c->stats.hits++;
-			return take(c, c->v[i]);
+			return mr_unwind_cache_hold(c, c->v[i]);
 		}
 	}
 	return NULL;
@@ -229,7 +222,7 @@ struct mr_unwind_cached *mr_unwind_cache_get(struct mr_unwind_cache *c, const ch
 		build(c, e, t);
 		c->v[c->n++] = t;
 	}
-	return take(c, t);
+	return mr_unwind_cache_hold(c, t);
 }
 
 void mr_unwind_cache_put(struct mr_unwind_cache *c, struct mr_unwind_cached *t)

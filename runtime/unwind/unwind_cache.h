@@ -50,7 +50,11 @@ struct mr_unwind_cached *mr_unwind_cache_get(struct mr_unwind_cache *c, const ch
  * inode) keeps its old table: packages replace files, giving new inodes. */
 struct mr_unwind_cached *mr_unwind_cache_by_file(struct mr_unwind_cache *c,
 						 const struct mr_unwind_file *file);
+/* Another reference to t (from one of the functions above). */
+struct mr_unwind_cached *mr_unwind_cache_hold(struct mr_unwind_cache *c, struct mr_unwind_cached *t);
 void mr_unwind_cache_put(struct mr_unwind_cache *c, struct mr_unwind_cached *t);
+/* Whether a and b name the same file (device and inode). */
+int mr_unwind_same_file(const struct mr_unwind_file *a, const struct mr_unwind_file *b);
 void mr_unwind_cache_stats(const struct mr_unwind_cache *c, struct mr_unwind_stats *out);
 
 #endif

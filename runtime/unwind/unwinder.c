@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -206,14 +205,6 @@ static int track(struct mr_unwinder *u, int32_t pid, uint64_t asked_ns, int eage
 	return rc;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int mr_unwinder_track(struct mr_unwinder *u, int32_t pid)
 {
 	return track(u, pid, 0, 0);
@@ -226,12 +217,15 @@ int mr_unwinder_prepare(struct mr_unwinder *u, int32_t pid)
 
 int mr_unwinder_refresh(struct mr_unwinder *u, int32_t pid)
 {
-	return track(u, pid, monotonic_ns(), 0);
+	return track(u, pid, mr_sys_monotonic_ns(), 0);
 }
 
-/* Puts a table now built for file into every entry of h still waiting for
- * it; whether any was. */
-static int give(struct mr_unwinder *u, struct held *h, const struct mr_unwind_file *file)
+/* Puts t, the table now built for file, into every entry of h still waiting
+ * for that file (each entry holds a reference); whether any was. t is given
+ * as found: a table matched by build-id may have been built from another
+ * file (the same library in two container layers). */
+static int give(struct mr_unwinder *u, struct held *h, const struct mr_unwind_file *file,
+		struct mr_unwind_cached *t)
 {
 	struct mr_unwind_file f;
 	int given = 0;
@@ -240,10 +234,9 @@ static int give(struct mr_unwinder *u, struct held *h, const struct mr_unwind_fi
 		if (h->proc->m[i].table != MR_UNWIND_TABLE_PENDING)
 			continue;
 		f = mr_unwind_source_file(&h->maps[i]);
-		if (f.inode != file->inode || f.dev_major != file->dev_major ||
-		    f.dev_minor != file->dev_minor)
+		if (!mr_unwind_same_file(&f, file))
 			continue;
-		set_table(h, i, mr_unwind_cache_by_file(u->cache, file));
+		set_table(h, i, mr_unwind_cache_hold(u->cache, t));
 		given = 1;
 	}
 	return given;
@@ -270,7 +263,7 @@ int mr_unwinder_load(struct mr_unwinder *u, int32_t pid, uint64_t addr)
 	/* A process that is gone meanwhile cannot be written: its exit
 	 * notice forgets it. */
 	for (size_t k = 0; k < u->nheld; k++)
-		if (give(u, &u->held[k], &file))
+		if (give(u, &u->held[k], &file, t))
 			(void)write_process(u, &u->held[k]);
 	mr_unwind_cache_put(u->cache, t);
 	return 0;

@@ -25,7 +25,7 @@ describe("continuous messages", function()
     local rate = reg:get("HTTP_ERROR_RATE")
     local causes = { { checker = rate, threshold = 10, current = 50, path = "/pay" },
       { checker = reg:get("HTTP_AVG_RESPONSE_TIME"), threshold = 100, current = 300, regex = "^/api" } }
-    local r = messages.report({ target = "NETWORK", main = main, causes = causes }, 60)
+    local r = messages.report({ target = "NETWORK", main = main, causes = causes, all_causes = causes }, 60)
     assert.same({ samplingURIRegexes = { "/pay", "^/api" } }, r.network)
     assert.same({ type = 3, uri = { path = "/pay", threshold = 10, current = 50 } }, r.causes[1])
     assert.same({ type = 4, uri = { regex = "^/api", threshold = 100, current = 300 } }, r.causes[2])

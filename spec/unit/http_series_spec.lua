@@ -100,6 +100,16 @@ describe("http_series", function()
     assert.same(1, s:stats().paths_dropped)
   end)
 
+  it("makes room for a new path once an old one has left the window", function()
+    local s = assert(http_series.new({ max_paths = 1, seconds = 5 }))
+    s:add(exchange({ target = "/user/1" }))
+    local later = 106 * SECOND
+    s:add(exchange({ target = "/checkout", response_end_ns = later }))
+    assert.same(1, s:slot(42, 106, "/checkout").count)
+    assert.is_nil(s:slot(42, 100, "/user/1"))
+    assert.same(0, s:stats().paths_dropped)
+  end)
+
   it("forgets a process", function()
     local s = assert(http_series.new())
     s:add(exchange())

@@ -17,6 +17,11 @@ describe("json_decode", function()
     assert.equal("\240\159\152\128", json.decode('"\\ud83d\\ude00"'))
   end)
 
+  it("takes DEL unescaped, as JSON allows, and refuses a raw control character", function()
+    assert.equal("a\127b", json.decode('"a\127b"'))
+    assert.is_nil((json.decode('"a\31b"')))
+  end)
+
   it("reads what OAP sends as a task's ExtensionConfigJSON", function()
     local v = json.decode('{"NetworkSamplings":[{"URIRegex":"/api/.*","MinDuration":100,"When4xx":true,'
       .. '"When5xx":true,"Settings":{"RequireCompleteRequest":true,"MaxRequestSize":-1}}]}')

@@ -53,7 +53,7 @@ end
 local function string_at(s, i)
   local out, from = {}, i + 1
   while true do
-    local j = s:find('["\\%c]', from)
+    local j = s:find('["\\%z\1-\31]', from) -- DEL (127) may stand unescaped
     if not j then
       fail(i, "unterminated string")
     end

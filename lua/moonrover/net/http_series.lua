@@ -12,7 +12,8 @@
 -- A second is floor(response_end_ns / 1e9) on the clock of agent.now().
 -- Memory is bounded: `seconds` slots per process, `max_pids` processes (the
 -- one heard from least recently is evicted for a new one) and `max_paths`
--- paths per process (exchanges of further paths count in the totals only).
+-- paths per process (a path not heard within the window makes room for a
+-- new one; until then exchanges of further paths count in the totals only).
 local _M = {}
 local mt = { __index = _M }
 
@@ -87,14 +88,37 @@ local function process(self, pid, second)
   return p
 end
 
-local function path_ring(self, p, path)
-  local ring = p.paths[path]
-  if ring or p.npaths >= self.max_paths then
-    return ring
+-- Forgets p's paths with no request in the window that ends at second, at
+-- most once a second per process: paths made of ids (/user/123) come and go,
+-- and must not keep a path a policy watches out for good.
+local function sweep_paths(self, p, second)
+  if p.swept == second then
+    return
   end
-  ring = {}
-  p.paths[path] = ring
-  p.npaths = p.npaths + 1
+  p.swept = second
+  for path, ring in pairs(p.paths) do
+    if ring.last <= second - self.seconds then
+      p.paths[path] = nil
+      p.npaths = p.npaths - 1
+    end
+  end
+end
+
+-- The slots of p's path (ring.last: its newest second), or nil when p has
+-- max_paths paths heard within the window.
+local function path_ring(self, p, path, second)
+  local ring = p.paths[path]
+  if not ring and p.npaths >= self.max_paths then
+    sweep_paths(self, p, second)
+  end
+  if not ring and p.npaths < self.max_paths then
+    ring = { last = second }
+    p.paths[path] = ring
+    p.npaths = p.npaths + 1
+  end
+  if ring and second > ring.last then
+    ring.last = second
+  end
   return ring
 end
 
@@ -115,7 +139,7 @@ function _M:add(ex)
   count_in(slot_in(p.ring, self.seconds, second), ex)
   local path = _M.path(ex.target)
   if path then
-    local ring = path_ring(self, p, path)
+    local ring = path_ring(self, p, path, second)
     if ring then
       count_in(slot_in(ring, self.seconds, second), ex)
     else

@@ -119,15 +119,6 @@ function _M:idle()
   return next(self.policies) == nil
 end
 
--- The services that have policies.
-function _M:services()
-  local out = {}
-  for service in pairs(self.policies) do
-    out[#out + 1] = service
-  end
-  table.sort(out)
-  return out
-end
 
 -- The processes to watch: those of a scan that OAP gave an id.
 function _M:set_processes(list)

@@ -78,7 +78,7 @@ function _M.report(trigger, duration)
   elseif trigger.target == "OFF_CPU" then
     r.offCPU = {}
   else
-    r.network = { samplingURIRegexes = _M.sampling_uris(trigger.all_causes or trigger.causes) }
+    r.network = { samplingURIRegexes = _M.sampling_uris(trigger.all_causes) }
   end
   return r
 end

@@ -161,6 +161,10 @@ function _M:on_policies(commands)
       end
       for _, svc in ipairs(services or {}) do
         if self.uuids[svc.service] ~= svc.uuid then
+          -- named as read() names them, so that windows keep their keys over a reload
+          for _, p in ipairs(svc.policies) do
+            p.source = "oap"
+          end
           self.uuids[svc.service], self.raw[svc.service], self.oap[svc.service] = svc.uuid, svc.profiling, svc.policies
           self.log("info", "continuous profiling: service %s: %d task types with policies (UUID %q)", svc.service,
             #svc.policies, svc.uuid)

@@ -10,6 +10,7 @@
 -- A rule: { URIRegex (absent: the default rule), MinDuration (ms, absent: no
 -- slow sampling), When4xx, When5xx, Settings = { RequireCompleteRequest,
 -- MaxRequestSize, RequireCompleteResponse, MaxResponseSize } }.
+local http_series = require("moonrover.net.http_series")
 local json = require("moonrover.lib.json_decode")
 
 local _M = {}
@@ -65,11 +66,6 @@ function _M.new(extension_json, deps)
     end
   end
   return self, problems
-end
-
--- The path of a request target: the query cut.
-function _M.path(target)
-  return (tostring(target):match("^[^?]*"))
 end
 
 -- The rule for path, or nil.
@@ -131,7 +127,7 @@ function _M:offer(member, ex)
   if not provider then
     return nil
   end
-  local path = _M.path(ex.target)
+  local path = http_series.path(ex.target) or ""
   local rule = self:rule_for(path)
   local reason = rule and _M.reason(rule, ex)
   if not reason then

@@ -32,7 +32,7 @@ end
 -- share one), and which IPs are this host's (loopback, and every local
 -- address its connections had). member: { id = OAP process id, ... }.
 function _M.peers()
-  return { by_addr = {}, local_ips = {} }
+  return { by_addr = {}, local_ips = {}, labels = {} }
 end
 
 -- A connection of member whose local end is addr opened (or was first seen).
@@ -79,19 +79,24 @@ local function remote_label(peers, peer_role, remote)
 end
 
 -- The key of a traffic (one series set) and its labels, a list of
--- { name =, value = } in Rover's order.
+-- { name =, value = } in Rover's order. The key holds every label value, so
+-- the labels are made once per key (this runs for every exchange).
 function _M.of(peers, member, role, remote, protocol)
   role = _M.role(role)
-  local peer_role = PEER_ROLE[role]
-  local rname, rvalue = remote_label(peers, peer_role, remote)
-  local labels = {
-    { name = role .. "_process_id", value = member.id },
-    { name = rname, value = rvalue },
-    { name = "side", value = role },
-    { name = "protocol", value = protocol or "unknown" },
-    { name = "is_ssl", value = "false" },
-  }
-  local key = table.concat({ member.id, role, rname, rvalue, protocol or "unknown" }, "|")
+  protocol = protocol or "unknown"
+  local rname, rvalue = remote_label(peers, PEER_ROLE[role], remote)
+  local key = member.id .. "|" .. role .. "|" .. rname .. "|" .. rvalue .. "|" .. protocol
+  local labels = peers.labels[key]
+  if not labels then
+    labels = {
+      { name = role .. "_process_id", value = member.id },
+      { name = rname, value = rvalue },
+      { name = "side", value = role },
+      { name = "protocol", value = protocol },
+      { name = "is_ssl", value = "false" },
+    }
+    peers.labels[key] = labels
+  end
   return key, labels, role
 end
 
