@@ -106,6 +106,22 @@ describe("rover network sending", function()
     assert.equal(1, #calls)
   end)
 
+  it("hands what it has not sent to the next version, which sends it first", function()
+    local agent, calls, s, task = setup()
+    local t = task("a", SAMPLE_SLOW)
+    assert(t:start())
+    agent.play("http", { exchange(150e6) })
+    local state = s:hand_over()
+    s:send()
+    assert.same({}, calls, "handed over, so not sent by the old version")
+    local _, next_calls, next_sender = setup()
+    next_sender:take_over(state)
+    next_sender:send()
+    assert.same({ "collectMeterBatch", "collectLogs", "collectSpanEvents" }, { next_calls[1].rpc, next_calls[2].rpc,
+      next_calls[3].rpc })
+    assert.equal(1, #next_calls[2].messages)
+  end)
+
   it("refuses to start a task when the agent has no network tracer", function()
     local hub = streams.new(fake_agent(true).on)
     local t = assert(runner.new({ id = "a", target = "NETWORK", process_ids = { "p" } }, { NGINX },

@@ -312,10 +312,15 @@ function _M.run(agent)
   -- After a reload the tasks are asked for again from the start (OAP re-sends
   -- them) and resume with their original start times and unsent data.
   st.tasks:take_over(old.tasks or {})
+  -- NETWORK tasks' counts and samples not sent yet go over too.
+  st.net:take_over(old.net or {})
   agent.export(function()
     return { agent_id = st.agent_id, tasks = st.tasks:hand_over(), status = st.status:hand_over(),
-      continuous = st.continuous and st.continuous:hand_over() }
-  end, function(state) st.tasks:take_back(state.tasks or {}) end)
+      continuous = st.continuous and st.continuous:hand_over(), net = st.net:hand_over() }
+  end, function(state)
+    st.tasks:take_back(state.tasks or {})
+    st.net:take_over(state.net or {})
+  end)
   start_timers(st, agent, s)
   if s.profiling ~= false then
     start_continuous(st, agent, s, cfg, old.continuous)

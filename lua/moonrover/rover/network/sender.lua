@@ -60,13 +60,27 @@ function _M:remove(runner)
   end
 end
 
--- Sends the reports of every task since the last send.
-function _M:send()
+-- What is not sent yet: the last reports of finished tasks and the reports
+-- of the running ones since the last send, as plain data. A hot reload hands
+-- it to the next version (take_over), which sends it with its first report.
+function _M:hand_over()
   local out = self.left
   self.left = { meters = {}, logs = {}, events = {} }
   for runner in pairs(self.runners) do
     append(out, report_of(self, runner))
   end
+  return out
+end
+
+-- Takes what hand_over() gave (this sender's own, when a reload was refused,
+-- or the previous version's), for the next send.
+function _M:take_over(state)
+  append(self.left, { meters = state.meters or {}, logs = state.logs or {}, events = state.events or {} })
+end
+
+-- Sends the reports of every task since the last send.
+function _M:send()
+  local out = self:hand_over()
   for _, call in ipairs(_M.CALLS) do
     local kind, rpc, request_type = call[1], call[2], call[3]
     local messages = out[kind]

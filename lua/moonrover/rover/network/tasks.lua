@@ -59,4 +59,14 @@ function _M:send()
   self.opts.sender:send()
 end
 
+-- What is not sent yet, for the next version across a hot reload; and
+-- taking it back (see sender.lua).
+function _M:hand_over()
+  return self.opts.sender:hand_over()
+end
+
+function _M:take_over(state)
+  self.opts.sender:take_over(state)
+end
+
 return _M
