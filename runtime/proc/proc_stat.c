@@ -1,9 +1,8 @@
 /* proc_stat.c - what watching processes reads: /proc/PID/stat of many pids in
  * one call (CPU time, threads, resident memory, start time, name), and the
- * machine's load averages and CPU count. One read per process and no string
- * handling left to Lua keep sampling hundreds of processes a second cheap. */
+ * machine's load averages and CPU count. No string handling is left to Lua;
+ * the sampler's repeated reads go through proc_watch.c's kept files. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,32 +89,6 @@ int mr_proc_stat_parse(const char *text, struct mr_proc_stat_fields *f)
 	return 0;
 }
 
-/* Reads path into text (cap bytes, NUL-terminated) with one read: the kernel
- * makes a stat line whole at the first read, and it is far shorter than
- * STAT_MAX, so the read that would find the end is saved (a third of the
- * cost of a sample). A longer text, which no kernel writes, is read to its
- * end and cut. The length, or a negative errno. */
-static ssize_t read_once(const char *path, char *text, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	do {
-		n = read(fd, text, cap - 1);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = -errno;
-	if (close(fd) != 0 && n >= 0)
-		n = -errno;
-	if (n == (ssize_t)cap - 1)
-		return mr_file_read_into(path, text, cap);
-	if (n >= 0)
-		text[n] = '\0';
-	return n;
-}
-
 /* Reads and parses the stat file of pid. 0, or a negative errno. */
 static int read_stat(int32_t pid, struct mr_proc_stat_fields *f)
 {
@@ -125,7 +98,7 @@ static int read_stat(int32_t pid, struct mr_proc_stat_fields *f)
 
 	if (rc < 0)
 		return rc;
-	n = read_once(path, text, sizeof(text));
+	n = mr_file_read_into(path, text, sizeof(text));
 	if (n < 0)
 		return (int)n;
 	return mr_proc_stat_parse(text, f);
