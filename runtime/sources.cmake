@@ -6,7 +6,7 @@ set(MR_SUBSYSTEMS base system kernel elf symbols unwind proc profile pprof profi
 
 set(MR_SOURCES_base byte_queue.c file_read.c grow_array.c guarded_buffer.c hash_index.c host_port.c http1_scan.c intern.c log.c
     output_file.c pid_file.c pid_table.c regex.c safe_path.c spsc_queue.c string_map.c text_file.c thread.c)
-set(MR_SOURCES_system clock.c network_identity.c signals.c uuid.c version.c)
+set(MR_SOURCES_system clock.c network_identity.c signals.c terminal.c uuid.c version.c)
 set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
 set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_kallsyms.c sym_perf_map.c sym_plt.c
