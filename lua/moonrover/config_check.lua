@@ -11,6 +11,7 @@
 -- yaml.sequence as metatable) and mappings with lowercased keys.
 local schema = require("moonrover.config_schema")
 local values = require("moonrover.config_values")
+local tables = require("moonrover.lib.tables")
 local yaml = require("moonrover.lib.yaml")
 
 local _M = {}
@@ -23,14 +24,7 @@ local function is_map(v)
   return type(v) == "table" and not yaml.is_sequence(v)
 end
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do
-    keys[#keys + 1] = k
-  end
-  table.sort(keys)
-  return keys
-end
+local sorted_keys = tables.sorted_keys
 
 local function child(path, key)
   return path == "" and key or path .. "." .. key

@@ -22,9 +22,7 @@ local FIRST_ROOM = 1024
 local FORGET_AFTER = 300
 
 -- Seconds on the monotonic clock (the clock of agent.now()).
-local function monotonic()
-  return tonumber(lib.mr_sys_monotonic_ns()) / 1e9
-end
+local monotonic = require("moonrover.lib.clock").monotonic_s
 
 -- The boot time in Unix seconds (the kernel's, a whole second: the same for
 -- every script and version), read once per Lua state.

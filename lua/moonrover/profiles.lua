@@ -35,9 +35,7 @@ local limits = assert(profile_limits.apply(profile_limits.DEFAULTS))
 local timer
 local next_id = 0
 
-local function now()
-  return tonumber(rt.lib.mr_sys_monotonic_ns()) / 1e9
-end
+local now = require("moonrover.lib.clock").monotonic_s
 
 local function total_frequency()
   local sum = 0

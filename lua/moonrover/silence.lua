@@ -8,9 +8,7 @@ Silence.__index = Silence
 
 -- Seconds on the monotonic clock (the clock of agent.now()), read through the
 -- runtime only when no clock was given.
-local function monotonic()
-  return tonumber(require("moonrover.rt").lib.mr_sys_monotonic_ns()) / 1e9
-end
+local monotonic = require("moonrover.lib.clock").monotonic_s
 
 local function check_seconds(seconds, what)
   if type(seconds) ~= "number" or seconds < 0 or seconds ~= seconds then

@@ -10,6 +10,7 @@
 --   --              policies = { { target = "ON_CPU", items = {...} } } } }
 --   -- item: { type, checker, threshold, period, count, uri_list (paths) or uri_regex (+ matcher) }
 local json = require("moonrover.lib.json_decode")
+local tables = require("moonrover.lib.tables")
 
 local _M = {}
 
@@ -82,14 +83,7 @@ local function read_item(name, item, registry, compile, where)
 end
 
 local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do
-    if type(k) == "string" then
-      keys[#keys + 1] = k
-    end
-  end
-  table.sort(keys)
-  return keys
+  return tables.sorted_keys(t, true)
 end
 
 -- The policies of one service from its Profiling object (target -> check

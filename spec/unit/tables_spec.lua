@@ -1,0 +1,14 @@
+-- Specs for lib/tables.lua.
+local tables = require("moonrover.lib.tables")
+
+describe("tables.sorted_keys", function()
+  it("gives every key in order", function()
+    assert.same({ "a", "b", "c" }, tables.sorted_keys({ c = 1, a = 2, b = 3 }))
+    assert.same({ 1, 2, 3 }, tables.sorted_keys({ "x", "y", "z" }))
+    assert.same({}, tables.sorted_keys({}))
+  end)
+
+  it("keeps only string keys when asked", function()
+    assert.same({ "k" }, tables.sorted_keys({ "x", k = true }, true))
+  end)
+end)
