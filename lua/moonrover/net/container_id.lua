@@ -16,14 +16,17 @@
 --   /init, /system/<svc>, /podruntime/<svc>   /talos/init, /talos/<svc>
 --   the root, init.scope, user.slice, /systemd/..., a systemd scope, a
 --   single-component path           "/" (the host)
---   CRI-O's conmon, a pod or docker cgroup without a container id, anything
---   else                             false: not measured
+--   CRI-O's or podman's conmon, a pod or docker cgroup without a container id, a
+--   known parent with no child (/system.slice, /system, /lxc)
+--                                    false: not measured
+--   any other path                   the path itself (/process_api/<id>)
 -- coroot names docker containers /docker/<name> and Kubernetes ones
 -- /k8s/<namespace>/<pod>/<container> from the container runtime's API;
 -- moonrover reads no runtime API, so it names them by runtime and id. coroot
 -- leaves host processes out; moonrover counts them all under "/". coroot
--- leaves LXC containers out (it has no metadata for them); moonrover names
--- them.
+-- leaves LXC containers and unknown layouts out; moonrover names them. An
+-- unknown layout is named by its path, not "/": coroot's UI names an
+-- application by the last component of its container_id, which "/" lacks.
 local cgroup = require("moonrover.lib.cgroup")
 
 local _M = {}
@@ -93,7 +96,7 @@ function _M.from_path(path)
   if lxc then
     return "/lxc/" .. lxc
   end
-  return #parts < 2 and "/"
+  return #parts < 2 and "/" or path
 end
 
 -- The id of the process whose /proc/PID/cgroup is text, or false.
