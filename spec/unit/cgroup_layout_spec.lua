@@ -31,7 +31,7 @@ describe("lib/cgroup_layout", function()
   it("finds Debian 12's unified hierarchy at /sys/fs/cgroup", function()
     local layout = cgroup_layout.find(DEBIAN_12)
     assert.same({ kind = "unified", v2 = { point = "/sys/fs/cgroup", root = "/" }, v1 = {} }, layout)
-    assert.equal("unified: cgroup v2 at /sys/fs/cgroup", cgroup_layout.describe(layout))
+    assert.equal("unified, cgroup v2 at /sys/fs/cgroup", cgroup_layout.describe(layout))
   end)
 
   it("finds a hybrid host's v2 hierarchy beside its v1 controllers", function()
@@ -40,7 +40,7 @@ describe("lib/cgroup_layout", function()
     assert.same({ point = "/sys/fs/cgroup/unified", root = "/" }, layout.v2)
     assert.same({ "cpu", "cpuacct" }, layout.v1[1].controllers)
     assert.same({ "name=systemd" }, layout.v1[3].controllers)
-    assert.equal("hybrid: cgroup v2 at /sys/fs/cgroup/unified, v1 at /sys/fs/cgroup (cpu,cpuacct,memory,name=systemd)",
+    assert.equal("hybrid, cgroup v2 at /sys/fs/cgroup/unified, v1 at /sys/fs/cgroup (cpu,cpuacct,memory,name=systemd)",
       cgroup_layout.describe(layout))
   end)
 
@@ -49,12 +49,12 @@ describe("lib/cgroup_layout", function()
       "50 22 0:40 / /cgroup/memory rw - cgroup cgroup rw,memory" }))
     assert.equal("v1", layout.kind)
     assert.is_nil(layout.v2)
-    assert.equal("v1: cgroup v1 at /sys/fs/cgroup/cpu,cpuacct, /cgroup/memory (cpu,cpuacct,memory)",
+    assert.equal("v1, cgroup v1 at /sys/fs/cgroup/cpu,cpuacct, /cgroup/memory (cpu,cpuacct,memory)",
       cgroup_layout.describe(layout))
   end)
 
   it("leaves out what a mount over /sys/fs/cgroup hides (unshare, then mount -t cgroup2)", function()
-    local lines = { table.unpack(HYBRID) }
+    local lines = { unpack(HYBRID) }
     lines[#lines + 1] = "68 31 0:38 / /sys/fs/cgroup rw,relatime - cgroup2 none rw"
     local layout = cgroup_layout.find(text(lines))
     assert.same({ kind = "unified", v2 = { point = "/sys/fs/cgroup", root = "/" }, v1 = {} }, layout)
@@ -67,7 +67,7 @@ describe("lib/cgroup_layout", function()
     local layout = cgroup_layout.find(text({ BASE[1],
       "90 22 0:26 /kubepods/pod1 /my\\040cgroups ro,nosuid - cgroup2 cgroup rw" }))
     assert.same({ point = "/my cgroups", root = "/kubepods/pod1" }, layout.v2)
-    assert.equal("unified: cgroup v2 at /my cgroups (its /kubepods/pod1)", cgroup_layout.describe(layout))
+    assert.equal("unified, cgroup v2 at /my cgroups (its /kubepods/pod1)", cgroup_layout.describe(layout))
   end)
 
   it("prefers the v2 mount of the hierarchy's root", function()
@@ -81,7 +81,7 @@ describe("lib/cgroup_layout", function()
   it("says when nothing is mounted, and skips lines that are not mounts", function()
     local layout = cgroup_layout.find(text({ BASE[1], "garbage", "25 23 0:26 / /sys/fs/cgroup rw - cgroup2" }))
     assert.same({ kind = "none", v1 = {} }, layout)
-    assert.equal("none: no cgroup hierarchy is mounted", cgroup_layout.describe(layout))
+    assert.equal("none, no cgroup hierarchy is mounted", cgroup_layout.describe(layout))
     assert.equal("none", cgroup_layout.find(nil).kind)
   end)
 end)

@@ -126,6 +126,22 @@ describe("net container_id.from_cgroup", function()
   end)
 end)
 
+describe("net container_id.host_layout", function()
+  it("reads the layout from mountinfo and says it in one line", function()
+    local layout, line = container_id.host_layout(function()
+      return "25 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+    end)
+    assert.equal("unified", layout.kind)
+    assert.equal("unified, cgroup v2 at /sys/fs/cgroup", line)
+  end)
+
+  it("says why when mountinfo cannot be read", function()
+    assert.same({ nil, "cannot read /proc/1/mountinfo: Permission denied" }, { container_id.host_layout(function()
+      return nil, "cannot read /proc/1/mountinfo: Permission denied"
+    end) })
+  end)
+end)
+
 describe("lib/cgroup", function()
   it("cleans paths as the kernel shows them outside the reader's namespace", function()
     assert.equal("/system.slice/x.service", cgroup.clean("/../../system.slice//./x.service/"))

@@ -141,7 +141,7 @@ local function v1_where(v1)
   return where .. " (" .. table.concat(controllers, ",") .. ")"
 end
 
--- One line for a layout: "hybrid: cgroup v2 at /sys/fs/cgroup/unified, v1 at
+-- One line for a layout: "hybrid, cgroup v2 at /sys/fs/cgroup/unified, v1 at
 -- /sys/fs/cgroup (cpu,memory,name=systemd)".
 function _M.describe(layout)
   local parts = {}
@@ -153,9 +153,9 @@ function _M.describe(layout)
     parts[#parts + 1] = (layout.v2 and "v1 at " or "cgroup v1 at ") .. v1_where(layout.v1)
   end
   if #parts == 0 then
-    return "none: no cgroup hierarchy is mounted"
+    return "none, no cgroup hierarchy is mounted"
   end
-  return layout.kind .. ": " .. table.concat(parts, ", ")
+  return layout.kind .. ", " .. table.concat(parts, ", ")
 end
 
 return _M

@@ -27,7 +27,9 @@
 -- leaves LXC containers and unknown layouts out; moonrover names them. An
 -- unknown layout is named by its path, not "/": coroot's UI names an
 -- application by the last component of its container_id, which "/" lacks.
+-- host_layout() says where the host's cgroup hierarchies are, for the log.
 local cgroup = require("moonrover.lib.cgroup")
+local cgroup_layout = require("moonrover.lib.cgroup_layout")
 
 local _M = {}
 
@@ -102,6 +104,36 @@ end
 -- The id of the process whose /proc/PID/cgroup is text, or false.
 function _M.from_cgroup(text)
   return _M.from_path(_M.cgroup_path(text))
+end
+
+local MOUNTINFO_MAX = 262144
+
+-- The agent's /proc/self/mountinfo, or pid 1's under ROVER_HOST_PROC_MAPPING
+-- (the host's, when the agent runs in a container); nil and why. A file
+-- longer than the buffer loses its cut last line.
+local function runtime_mountinfo()
+  local rt = require("moonrover.rt")
+  local mapped = os.getenv("ROVER_HOST_PROC_MAPPING")
+  local pid = mapped and mapped ~= "" and 1 or rt.lib.mr_proc_self()
+  local buf = rt.ffi.new("char[?]", MOUNTINFO_MAX)
+  local n, err = rt.call(rt.lib.mr_proc_read, pid, "mountinfo", buf, MOUNTINFO_MAX)
+  if not n then
+    return nil, err
+  end
+  local text = rt.ffi.string(buf, n)
+  return n < MOUNTINFO_MAX - 1 and text or text:match("^(.*\n)") or ""
+end
+
+-- The cgroup layout of the host (lib/cgroup_layout.lua) and one line saying
+-- it, or nil and why. read() gives the mountinfo text (default: the
+-- runtime's, above).
+function _M.host_layout(read)
+  local text, err = (read or runtime_mountinfo)()
+  if not text then
+    return nil, err
+  end
+  local layout = cgroup_layout.find(text)
+  return layout, cgroup_layout.describe(layout)
 end
 
 local Resolver = {}
