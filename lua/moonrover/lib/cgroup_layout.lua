@@ -74,8 +74,8 @@ local function beneath(a, b, by_id)
   return false
 end
 
--- Whether mount m cannot be reached by its path: another one was mounted
--- there or above it later (a mount m was mounted on does not hide it).
+-- Whether mount m cannot be reached by its path: another mount sits there
+-- or above it, and m is not mounted on it (so it covers m).
 local function hidden(m, mounts, by_id)
   for _, other in ipairs(mounts) do
     if other ~= m and at_or_above(other.point, m.point) and not beneath(other, m, by_id) then
