@@ -503,8 +503,8 @@ int32_t mr_proc_exists(int32_t pid);
  * result equal to max means there may be more: retry with more room. */
 int32_t mr_proc_list(int32_t *pids, uint32_t max, char *err, size_t errlen);
 /* Reads /proc/PID/<file> ("cmdline" with its NULs turned into spaces, "comm"
- * without its newline, "cgroup", "stat", "status", "environ" as is) into buf
- * (NUL-terminated, cut to len-1). Returns the length. */
+ * without its newline, "cgroup", "mountinfo", "stat", "status", "environ" as
+ * is) into buf (NUL-terminated, cut to len-1). Returns the length. */
 int32_t mr_proc_read(int32_t pid, const char *file, char *buf, size_t len, char *err, size_t errlen);
 /* The target of /proc/PID/exe (or cwd for what = "cwd"). Returns the length. */
 int32_t mr_proc_link(int32_t pid, const char *what, char *buf, size_t len, char *err, size_t errlen);

@@ -24,7 +24,8 @@
 #define NS_PER_SEC 1000000000ull
 #define STAT_MAX 1024
 
-static const char *const READABLE[] = { "cmdline", "comm", "cgroup", "stat", "status", "environ", NULL };
+static const char *const READABLE[] = { "cmdline", "comm",   "cgroup",  "mountinfo",
+					"stat",    "status", "environ", NULL };
 static const char *const LINKS[] = { "exe", "cwd", NULL };
 
 static int is_one_of(const char *name, const char *const *set)

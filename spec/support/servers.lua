@@ -1,10 +1,14 @@
 -- servers.lua - servers and clients for end-to-end specs of the network
 -- tracer: systemd-like services (a cgroup v2 directory under system.slice,
--- so that the tracer names their processes' container as coroot would), free
+-- so that the tracer names their processes' container as coroot would) and
+-- cgroups of no known layout, wherever this mount namespace has its cgroup
+-- v2 hierarchy (/sys/fs/cgroup on Debian 12, /sys/fs/cgroup/unified on a
+-- hybrid host: lib/cgroup_layout.lua reads /proc/self/mountinfo), free
 -- ports, Debian's nginx with a configuration of its own, and Debian's python3
 -- running spec/support/http_server.py or any other script. Every process is
 -- started inside its service from its first system call, and stopped by its
 -- pid; a service's cgroup is removed once nothing runs in it.
+local cgroup_layout = require("moonrover.lib.cgroup_layout")
 local e2e = require("support.e2e")
 local clock = require("support.clock")
 local write = require("support.files").write
@@ -15,8 +19,16 @@ _M.PYTHON = "/usr/bin/python3"
 _M.NGINX = "/usr/sbin/nginx"
 _M.SUPPORT = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support"
 
-local SLICE = "/sys/fs/cgroup/unified/system.slice"
 local q = e2e.quote
+
+-- Where the cgroup v2 hierarchy's root is mounted here, or raises saying
+-- what is mounted instead.
+function _M.cgroup_root()
+  local layout = cgroup_layout.find(e2e.read_all("/proc/self/mountinfo"))
+  assert(layout.v2 and layout.v2.root == "/", "no cgroup v2 hierarchy is mounted whole here (" ..
+    cgroup_layout.describe(layout) .. ")")
+  return layout.v2.point
+end
 
 -- Ports are picked below the ephemeral range (32768-60999 by default): the
 -- kernel does not hand them to clients, and coroot's metrics leave out
@@ -64,14 +76,38 @@ end
 local Service = {}
 Service.__index = Service
 
--- A new service for dir's case (dir from e2e.tmpdir()): its cgroup is made.
--- service.id is the container_id the tracer gives its processes.
-function _M.service(dir, name)
-  local unit = "moonrover-spec-" .. name .. "-" .. dir:match("[^.]+$") .. ".service"
-  local self = setmetatable({ path = SLICE .. "/" .. unit, id = "/system.slice/" .. unit }, Service)
+-- A cgroup at path (below the v2 hierarchy's root, made with the
+-- directories above it), which the tracer names by that path (its id);
+-- remove() removes it, then made: the directories above made for it alone.
+local function cgroup(path, made)
+  local root = _M.cgroup_root()
+  local self = setmetatable({ path = root .. path, id = path, made = {} }, Service)
+  for i, dir in ipairs(made) do
+    self.made[i] = root .. dir
+  end
   local code, _, err = e2e.run("mkdir -p " .. q(self.path))
   assert(code == 0, "cannot make the cgroup " .. self.path .. ": " .. err)
   return self
+end
+
+-- The name of dir's case (dir from e2e.tmpdir()) for cgroups.
+local function case_name(dir, name)
+  return "moonrover-spec-" .. name .. "-" .. dir:match("[^.]+$")
+end
+
+-- A new service for dir's case: its cgroup is made. service.id is the
+-- container_id the tracer gives its processes.
+function _M.service(dir, name)
+  local unit = case_name(dir, name) .. ".service"
+  return cgroup("/system.slice/" .. unit, {})
+end
+
+-- A cgroup of no layout the tracer knows for dir's case,
+-- /moonrover-spec-NAME-CASE/app: the tracer names its processes by that
+-- path (service.id).
+function _M.unknown_cgroup(dir, name)
+  local top = "/" .. case_name(dir, name)
+  return cgroup(top .. "/app", { top })
 end
 
 -- A shell command that runs cmd (shell words) in the service from its first
@@ -120,6 +156,9 @@ function Service:remove()
     self:stop(pid)
   end
   os.execute("rmdir " .. q(self.path) .. " 2>/dev/null")
+  for _, dir in ipairs(self.made) do
+    os.execute("rmdir " .. q(dir) .. " 2>/dev/null")
+  end
 end
 
 -- Starts cmd_for(port) in the service on a free port until it listens there

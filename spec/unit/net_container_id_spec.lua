@@ -101,10 +101,20 @@ describe("net container_id.from_cgroup", function()
     check(v2("/custom"), "/")
   end)
 
-  it("leaves out cgroups of unknown layout", function()
-    check(v2("/machine.slice/machine-qemu\\x2d1\\x2dvm.scope"), false)
-    check(v2("/ecs/0123456789abcdef0123456789abcdef/app"), false)
+  it("names cgroups of unknown layout by their path", function()
+    check(v2("/machine.slice/machine-qemu\\x2d1\\x2dvm.scope"), "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope")
+    check(v2("/ecs/0123456789abcdef0123456789abcdef/app"), "/ecs/0123456789abcdef0123456789abcdef/app")
+    check(v2("/moonrover-spec/app/"), "/moonrover-spec/app")
+    -- a sandbox's memory cgroup on a cgroup v1 host, every other path at the root
+    local sandbox = "/process_api/0624c75485c9eb2d83dd108334b77951"
+    check("9:name=systemd:/\n4:memory:" .. sandbox .. "\n1:cpu:/\n0::/\n", sandbox)
+    check(v1(sandbox), sandbox)
+  end)
+
+  it("leaves out the parents of known layouts, which hold no process of their own", function()
     check(v2("/system"), false)
+    check(v2("/system.slice"), false)
+    check(v1("/lxc"), false)
   end)
 
   it("chooses the path as coroot does: kubepods in cpu or memory first, then v2, cpu, memory, name=systemd", function()
@@ -113,6 +123,22 @@ describe("net container_id.from_cgroup", function()
     check("7:cpu,cpuacct:/system.slice/a.service\n0::/system.slice/b.service\n", "/system.slice/b.service")
     check("7:cpu,cpuacct:/system.slice/a.service\n5:memory:/system.slice/c.service\n", "/system.slice/a.service")
     check("1:name=systemd:/system.slice/python-app.service\n7:cpu,cpuacct:/\n", "/system.slice/python-app.service")
+  end)
+end)
+
+describe("net container_id.host_layout", function()
+  it("reads the layout from mountinfo and says it in one line", function()
+    local layout, line = container_id.host_layout(function()
+      return "25 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+    end)
+    assert.equal("unified", layout.kind)
+    assert.equal("unified, cgroup v2 at /sys/fs/cgroup", line)
+  end)
+
+  it("says why when mountinfo cannot be read", function()
+    assert.same({ nil, "cannot read /proc/1/mountinfo: Permission denied" }, { container_id.host_layout(function()
+      return nil, "cannot read /proc/1/mountinfo: Permission denied"
+    end) })
   end)
 end)
 

@@ -14,7 +14,8 @@
 --                                      same form, but it left Kubernetes in 1.24)
 --   libpod-<id>.scope                  podman
 --   <id>                               anywhere else (runtime unknown: nil)
--- "crio-conmon-<id>.scope" holds CRI-O's monitor, which is not the container.
+-- "crio-conmon-<id>.scope" and "libpod-conmon-<id>.scope" hold CRI-O's and
+-- podman's monitor, which is not the container.
 -- Ids are exactly 64 hex digits: docker, containerd and CRI-O all generate
 -- 256-bit ids, while 32-digit names that look alike (systemd machine ids, ECS
 -- task ids) are not containers.
@@ -89,7 +90,7 @@ end
 -- id, runtime of component i; false to stop the walk; nil when not a container.
 local function classify(parts, i)
   local part = parts[i]
-  if part:find("^crio%-conmon%-") then
+  if part:find("^crio%-conmon%-") or part:find("^libpod%-conmon%-") then
     return false
   end
   for _, w in ipairs(WRAPPED) do
@@ -108,7 +109,8 @@ end
 -- the last towards the root (which also covers a process in a sub-cgroup of
 -- its container, ".../init"): id (lowercase) and runtime ("docker",
 -- "containerd", "cri-o", "podman", or nil when unknown). false when the
--- path is CRI-O's monitor of a container; nil when it names no container.
+-- path is CRI-O's or podman's monitor of a container; nil when it names no
+-- container.
 function _M.container(path)
   local parts = _M.split(path)
   for i = #parts, 1, -1 do

@@ -16,15 +16,20 @@
 --   /init, /system/<svc>, /podruntime/<svc>   /talos/init, /talos/<svc>
 --   the root, init.scope, user.slice, /systemd/..., a systemd scope, a
 --   single-component path           "/" (the host)
---   CRI-O's conmon, a pod or docker cgroup without a container id, anything
---   else                             false: not measured
+--   CRI-O's or podman's conmon, a pod or docker cgroup without a container id, a
+--   known parent with no child (/system.slice, /system, /lxc)
+--                                    false: not measured
+--   any other path                   the path itself (/process_api/<id>)
 -- coroot names docker containers /docker/<name> and Kubernetes ones
 -- /k8s/<namespace>/<pod>/<container> from the container runtime's API;
 -- moonrover reads no runtime API, so it names them by runtime and id. coroot
 -- leaves host processes out; moonrover counts them all under "/". coroot
--- leaves LXC containers out (it has no metadata for them); moonrover names
--- them.
+-- leaves LXC containers and unknown layouts out; moonrover names them. An
+-- unknown layout is named by its path, not "/": coroot's UI names an
+-- application by the last component of its container_id, which "/" lacks.
+-- host_layout() says where the host's cgroup hierarchies are, for the log.
 local cgroup = require("moonrover.lib.cgroup")
+local cgroup_layout = require("moonrover.lib.cgroup_layout")
 
 local _M = {}
 
@@ -93,12 +98,42 @@ function _M.from_path(path)
   if lxc then
     return "/lxc/" .. lxc
   end
-  return #parts < 2 and "/"
+  return #parts < 2 and "/" or path
 end
 
 -- The id of the process whose /proc/PID/cgroup is text, or false.
 function _M.from_cgroup(text)
   return _M.from_path(_M.cgroup_path(text))
+end
+
+local MOUNTINFO_MAX = 262144
+
+-- The agent's /proc/self/mountinfo, or pid 1's under ROVER_HOST_PROC_MAPPING
+-- (the host's, when the agent runs in a container); nil and why. A file
+-- longer than the buffer loses its cut last line.
+local function runtime_mountinfo()
+  local rt = require("moonrover.rt")
+  local mapped = os.getenv("ROVER_HOST_PROC_MAPPING")
+  local pid = mapped and mapped ~= "" and 1 or rt.lib.mr_proc_self()
+  local buf = rt.ffi.new("char[?]", MOUNTINFO_MAX)
+  local n, err = rt.call(rt.lib.mr_proc_read, pid, "mountinfo", buf, MOUNTINFO_MAX)
+  if not n then
+    return nil, err
+  end
+  local text = rt.ffi.string(buf, n)
+  return n < MOUNTINFO_MAX - 1 and text or text:match("^(.*\n)") or ""
+end
+
+-- The cgroup layout of the host (lib/cgroup_layout.lua) and one line saying
+-- it, or nil and why. read() gives the mountinfo text (default: the
+-- runtime's, above).
+function _M.host_layout(read)
+  local text, err = (read or runtime_mountinfo)()
+  if not text then
+    return nil, err
+  end
+  local layout = cgroup_layout.find(text)
+  return layout, cgroup_layout.describe(layout)
 end
 
 local Resolver = {}

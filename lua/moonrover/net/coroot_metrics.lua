@@ -27,7 +27,8 @@
 -- The number of series this module creates is capped (max_series, a
 -- histogram counting as its buckets plus 3); updates of series past the cap
 -- are counted in moonrover_net_metrics_series_dropped_total and not made.
--- Events that cannot be attributed are counted in
+-- Events that cannot be attributed, and those of processes that are not
+-- measured (container id false), are counted in
 -- moonrover_net_metrics_events_ignored_total{reason}.
 local destination_filter = require("moonrover.net.destination_filter")
 
@@ -346,7 +347,7 @@ function Metrics:on_conn_event(ev)
   end
   local cid = ev.container_id
   if cid == false then
-    return
+    return self:ignore("not_measured")
   end
   if type(cid) ~= "string" then
     return self:ignore("no_container_id")
@@ -370,8 +371,11 @@ end
 function Metrics:on_exchange(ex)
   local p = PROTOCOLS[ex.protocol]
   local cid = ex.container_id
-  if not p or cid == false then
+  if not p then
     return
+  end
+  if cid == false then
+    return self:ignore("not_measured")
   end
   if type(cid) ~= "string" then
     return self:ignore("no_container_id")
