@@ -83,6 +83,8 @@ _M.options = {
     help = "the protocols to parse, separated by ','" },
   { name = "payload", arg = "BYTES", default = 4096, convert = args.int_range(64, 8192),
     help = "bytes copied of each socket read or write (requests' heads must fit)" },
+  { name = "queue-bytes", arg = "BYTES", default = 8388608, convert = args.int_range(65536, 1073741824),
+    help = "socket records held for the parsers; more rides out longer bursts, beyond it they are dropped" },
 }
 
 local TICK_NS = 100e6
@@ -322,7 +324,7 @@ function _M.trace(job)
   local run = new_run(job, out)
   ok, err = rt.call(rt.lib.mr_sys_signals_catch)
   if ok then
-    run.src, err = source.open({ pids = job.roots, payload_bytes = job.payload })
+    run.src, err = source.open({ pids = job.roots, payload_bytes = job.payload, queue_bytes = job.queue_bytes })
   end
   if not run.src then
     out:abort()
@@ -361,6 +363,7 @@ function _M.run(values)
     output = values.output,
     protocols = protocols,
     payload = values.payload,
+    queue_bytes = values["queue-bytes"],
   })
   if not ok then
     io.stderr:write("moonrover trace: " .. err .. "\n")

@@ -15,7 +15,7 @@ local RUN_MAX = 4096
 local DRAIN_MAX = RUN_MAX
 
 -- opts: pids (list, or nil for every process but this one), payload_bytes,
--- max_connections. Returns the source (not started yet), or nil and why.
+-- queue_bytes (the net stream's queue), max_connections. Returns the source (not started yet), or nil and why.
 function _M.open(opts)
   local ffi, lib = rt.ffi, rt.lib
   local o = ffi.new("struct mr_data_plane_opts")
@@ -27,6 +27,7 @@ function _M.open(opts)
   o.flags = lib.MR_DATA_PLANE_NET
   o.net_pids, o.net_npids = #pids > 0 and pid_array or nil, #pids
   o.net_payload_bytes = opts.payload_bytes or 0
+  o.net_queue_bytes = opts.queue_bytes or 0
   o.net_max_connections = opts.max_connections or 0
   local d, err = rt.call(lib.mr_data_plane_open, o)
   if not d then

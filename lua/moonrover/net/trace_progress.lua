@@ -42,8 +42,8 @@ end
 function _M:update(f)
   if f.lost > 0 and not self.warned then
     self.warned = true
-    self.line:warn(string.format("moonrover trace: losing records (%d so far: %s); the summary counts them all; " ..
-      "filters in the kernel (-p, --comm) lower the load", f.lost, f.lost_reasons))
+    self.line:warn(string.format("moonrover trace: losing records (%d so far: %s); the summary counts them all " ..
+      "(a larger --queue-bytes, -p or --comm lose fewer)", f.lost, f.lost_reasons))
   end
   if f.elapsed_s >= self.next_s then
     self.next_s = math.floor(f.elapsed_s / PERIOD_S) * PERIOD_S + PERIOD_S
