@@ -74,13 +74,14 @@ end
 
 -- nginx as one process (no workers) serving dir/www on port of 127.0.0.1
 -- and ::1; extra: more directives of its http and server blocks (http,
--- server), and workers: a master with that many worker processes instead.
+-- server), and workers: a master with that many worker processes instead
+-- (as root: the spec's temp dir is root's alone).
 -- Returns its pid (the master's).
 function _M.nginx(dir, port, extra)
   os.execute("mkdir -p " .. q(dir .. "/www") .. " " .. q(dir .. "/nginx_tmp"))
   local workers = extra and extra.workers
   local conf = table.concat({
-    "daemon off;", workers and "master_process on;" or "master_process off;",
+    "daemon off;", workers and "master_process on; user root;" or "master_process off;",
     "worker_processes " .. (workers or 1) .. ";",
     "error_log " .. dir .. "/nginx_error.log;", "pid " .. dir .. "/nginx.pid;",
     "events { worker_connections 256; }",
