@@ -101,6 +101,7 @@ describe("moonrover trace following processes (end to end)", function()
     curl(4)
     local list, summary = trace.interrupt()
     check_served(list, workers, 4)
+    assert.matches("tracing processes named nginx %(pid [%d,]+%) and their children", summary)
   end)
 
   it("shows nothing of a moonrover agent's traffic while its /metrics is scraped", function()
