@@ -226,9 +226,13 @@ local function drops(run)
   return list
 end
 
--- Whether an exchange is moonrover's own (an agent beside the trace): its
--- connection is then only counted in the kernel, and nothing of it shown.
+-- Whether an exchange is moonrover's own (an agent beside a trace of every
+-- process): its connection is then only counted in the kernel, and nothing
+-- of it shown. Processes chosen with -p or --comm are shown whatever they run.
 local function own_traffic(run, ex)
+  if run.targets then
+    return false
+  end
   local own = run.moonrover[ex.pid]
   if own == nil then
     own = pid_list.is_moonrover(ex.pid)
