@@ -160,5 +160,7 @@ describe("moonrover trace filters (end to end)", function()
       assert.equal(2, code, err)
       assert.matches("^moonrover trace: [^\n]+\n$", err)
     end
+    local code, _, err = e2e.moonrover({ "trace", "--comm", "no_such_prog", "-d", "1" })
+    assert.same({ 1, "moonrover trace: no process named no_such_prog\n" }, { code, err })
   end)
 end)

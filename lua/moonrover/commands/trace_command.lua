@@ -271,7 +271,7 @@ end
 
 -- The processes followed, from job.roots and what descends from them now.
 local function new_targets(run, job)
-  local targets = trace_targets.new({ pids = job.pids, comm = job.comm, alive = pid_list.alive,
+  local targets = trace_targets.new({ comm = job.comm, alive = pid_list.alive,
     set = function(pid, add)
       return run.src:target(pid, add)
     end })

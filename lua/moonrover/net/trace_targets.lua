@@ -33,8 +33,8 @@ local function descendants(procs, chosen)
   return out
 end
 
--- opts: pids (list) or comm (a process name); set(pid, add) -> true, or nil
--- and why (the kernel's filter); alive(pid) -> boolean.
+-- opts: comm (the process name of a --comm trace, or nil); set(pid, add)
+-- -> true, or nil and why (the kernel's filter); alive(pid) -> boolean.
 function _M.new(opts)
   return setmetatable({ opts = opts, followed = {}, count = 0, not_followed = 0 }, mt)
 end
@@ -59,7 +59,8 @@ local function remove(self, pid)
   end
 end
 
--- The processes to follow among procs (from /proc): a list, sorted.
+-- The processes to follow among procs (from /proc): those of opts.pids (a
+-- list) or named opts.comm, and their descendants; a list, sorted.
 function _M.initial(opts, procs)
   local given = {}
   for _, pid in ipairs(opts.pids or {}) do
