@@ -52,9 +52,13 @@ describe("moonrover trace's progress (end to end)", function()
       lines[#lines + 1] = text
     end
     assert.is_true(#lines >= 2, seen)
-    assert.matches("^moonrover trace: 1s, %d+ exchange%(s%) printed, %d+ connection%(s%), 0 record%(s%) lost$",
-      lines[1])
-    assert.matches("^moonrover trace: 2s, ", lines[2])
+    local last_second = 0
+    for _, text in ipairs(lines) do
+      local second = tonumber(text:match(
+        "^moonrover trace: (%d+)s, %d+ exchange%(s%) printed, %d+ connection%(s%), %d+ record%(s%) lost$"))
+      assert.is_true(second ~= nil and second > last_second, text)
+      last_second = second
+    end
     local last = seen:match(".*(" .. ERASE:gsub("%[", "%%[") .. ".-)$")
     assert.matches("^\r\27%[Kmoonrover trace: 3%.%d s\r?\n", last)
   end)
