@@ -60,20 +60,21 @@ function _M:target(pid, add)
   return rt.call(rt.lib.mr_data_plane_net_target, self.d, pid, add and 1 or 0)
 end
 
--- Hands each queued process event to on_event as { kind, pid, ppid, comm }
--- (the kinds of enum mr_process_event_kind); returns how many.
+-- Hands each queued process event (at most DRAIN_MAX) to on_event as
+-- { kind, pid, ppid, comm } (the kinds of enum mr_process_event_kind);
+-- returns how many.
 function _M:drain_processes(on_event)
   local lib, ffi, total = rt.lib, rt.ffi, 0
   local n
   repeat
-    n = lib.mr_data_plane_peek(self.d, lib.MR_STREAM_PROCESS, RUN_MAX, self.index)
+    n = lib.mr_data_plane_peek(self.d, lib.MR_STREAM_PROCESS, math.min(RUN_MAX, DRAIN_MAX - total), self.index)
     for i = self.index[0], self.index[0] + n - 1 do
       local e = self.process[i]
       on_event({ kind = e.kind, pid = e.pid, ppid = e.ppid, comm = ffi.string(e.comm) })
     end
     lib.mr_data_plane_release(self.d, lib.MR_STREAM_PROCESS, n)
     total = total + n
-  until n == 0
+  until n == 0 or total >= DRAIN_MAX
   return total
 end
 
