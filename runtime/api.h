@@ -320,6 +320,11 @@ void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
 /* MR_DATA_PLANE_NET: asks the kernel to copy a connection's bytes
  * (MR_NET_CAPTURE) or only count them (MR_NET_COUNT). */
 int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
+/* MR_DATA_PLANE_NET opened with net_pids: adds pid to (add = 1) or removes it
+ * from (add = 0) the processes traced, while it runs (`trace -p` follows a
+ * process's children). -EINVAL when it traces every process, -E2BIG when
+ * the map of traced processes (4096) is full. */
+int mr_data_plane_net_target(mr_data_plane *d, int32_t pid, int32_t add, char *err, size_t errlen);
 /* MR_DATA_PLANE_NET: the kernel side's counters (all 0 without it). */
 void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *out);
 /* Stops the thread, detaches every program, frees everything. */

@@ -7,6 +7,7 @@ local config = require("moonrover.config")
 local list_batch = require("moonrover.net.list_batch")
 local rt = require("moonrover.rt")
 local serialize = require("moonrover.lib.serialize")
+local text_escape = require("moonrover.lib.text_escape")
 
 local ffi, lib = rt.ffi, rt.lib
 local context = require("moonrover.script_context")
@@ -152,12 +153,13 @@ end
 
 local LEVELS = { debug = 0, info = 1, warn = 2, error = 3 }
 
--- log.info(fmt, ...) and friends: string.format, then one log line.
+-- log.info(fmt, ...) and friends: string.format, then one log line, its
+-- control and non-UTF-8 bytes escaped (scripts log what came off the wire).
 _M.log = {}
 for name, level in pairs(LEVELS) do
   _M.log[name] = function(fmt, ...)
     local msg = select("#", ...) > 0 and string.format(fmt, ...) or tostring(fmt)
-    lib.mr_script_log(script, level, msg)
+    lib.mr_script_log(script, level, text_escape.printable(msg))
   end
 end
 

@@ -1,9 +1,15 @@
 -- pid_list.lua - the processes a command was given with -p: whether each
 -- exists when the command starts, and whether all have exited since (then
--- `profile` and `trace` stop).
+-- `profile` and `trace` stop); the process table of /proc (pid, parent,
+-- name) from which `trace` finds the descendants it follows; and whether a
+-- process is a moonrover (which `trace` leaves out).
 local rt = require("moonrover.rt")
 
 local _M = {}
+
+local FIRST_ROOM = 4096
+local STAT_BYTES = 1024
+local PATH_BYTES = 4096
 
 -- true, or nil and the first pid that names no process.
 function _M.check(pids)
@@ -23,6 +29,68 @@ function _M.all_gone(pids)
     end
   end
   return true
+end
+
+function _M.alive(pid)
+  return rt.lib.mr_proc_exists(pid) == 1
+end
+
+-- The live pids (an int32_t array) and how many, or nil and why.
+local function live_pids()
+  local room = FIRST_ROOM
+  while true do
+    local pids = rt.ffi.new("int32_t[?]", room)
+    local n, err = rt.call(rt.lib.mr_proc_list, pids, room)
+    if not n then
+      return nil, err
+    end
+    if n < room then
+      return pids, n
+    end
+    room = room * 2
+  end
+end
+
+-- { pid, ppid, comm } of the process whose stat line is text, or nil. The
+-- name is between the first "(" and the last ")": it may hold either.
+local function parse_stat(pid, text)
+  local comm, ppid = text:match("^%d+ %((.*)%) %S+ (%d+)")
+  return comm and { pid = pid, ppid = tonumber(ppid), comm = comm } or nil
+end
+
+-- The processes of /proc: a list of { pid, ppid, comm } (those that exit
+-- while it is read are left out), or nil and why.
+function _M.processes()
+  local pids, n = live_pids()
+  if not pids then
+    return nil, n
+  end
+  local buf, out = rt.ffi.new("char[?]", STAT_BYTES), {}
+  for i = 0, n - 1 do
+    local len = rt.lib.mr_proc_read(pids[i], "stat", buf, STAT_BYTES, nil, 0)
+    local p = len > 0 and parse_stat(pids[i], rt.ffi.string(buf, len))
+    if p then
+      out[#out + 1] = p
+    end
+  end
+  return out
+end
+
+-- The target of /proc/PID/exe, or nil.
+local function exe_of(pid)
+  local buf = rt.ffi.new("char[?]", PATH_BYTES)
+  local len = rt.lib.mr_proc_link(pid, "exe", buf, PATH_BYTES, nil, 0)
+  return len > 0 and rt.ffi.string(buf, len) or nil
+end
+
+local own_exe
+
+-- Whether pid runs moonrover: this very executable, or one named moonrover
+-- (another build, an agent installed elsewhere).
+function _M.is_moonrover(pid)
+  own_exe = own_exe or exe_of(rt.lib.mr_proc_self()) or false
+  local exe = exe_of(pid)
+  return exe ~= nil and (exe == own_exe or exe:match("[^/]+$") == "moonrover")
 end
 
 return _M

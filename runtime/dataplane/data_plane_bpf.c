@@ -280,6 +280,20 @@ int mr_data_plane_set_verdict(struct mr_data_plane *d, uint64_t conn, uint8_t ve
 	return rc;
 }
 
+int mr_data_plane_set_target(struct mr_data_plane *d, int32_t pid, int add)
+{
+	int fd = d->net ? bpf_map__fd(d->net->maps.targets) : -1;
+	__u8 one = 1;
+
+	if (fd < 0)
+		return -ENOTCONN;
+	if (!d->opts.net_npids)
+		return -EINVAL;
+	if (add)
+		return bpf_map_update_elem(fd, &pid, &one, BPF_ANY) == 0 ? 0 : -errno;
+	return bpf_map_delete_elem(fd, &pid) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
 void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -88,6 +88,27 @@ int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict,
 	return e;
 }
 
+static const char *target_problem(int e)
+{
+	if (e == -ENOTCONN)
+		return "the network tracer is off";
+	if (e == -EINVAL)
+		return "it traces every process";
+	if (e == -E2BIG)
+		return "the map of traced processes is full";
+	return strerror(-e);
+}
+
+int mr_data_plane_net_target(mr_data_plane *d, int32_t pid, int32_t add, char *err, size_t errlen)
+{
+	int e = d ? mr_data_plane_set_target(d, pid, add) : -ENOTCONN;
+
+	if (e)
+		snprintf(err, errlen, "cannot %s process %d %s the traced ones: %s", add ? "add" : "remove",
+			 pid, add ? "to" : "from", target_problem(e));
+	return e;
+}
+
 static size_t pid_offset(uint32_t stream)
 {
 	return stream == MR_STREAM_BENCH ? offsetof(struct mr_bench_event, pid)

@@ -189,6 +189,12 @@ describe("moonrover.agent", function()
     assert.same({ "log", 0, "42" }, calls[3])
   end)
 
+  it("logs bytes from the wire escaped: no terminal control, no line of their own", function()
+    local agent = load_agent()
+    agent.log.warn("slow: %s %s", "GET", "/\27]0;X\7\rfake line\255")
+    assert.same({ "log", 2, "slow: GET /\\x1b]0;X\\x07\\x0dfake line\\xff" }, calls[1])
+  end)
+
   it("registers metrics with sorted, escaped labels and updates them", function()
     local agent = load_agent()
     local c = agent.counter("x_total", "help", { z = "1", a = "q\"b\\" })

@@ -2,7 +2,8 @@
 -- servers (nginx with a configuration of its own, the Python server of
 -- trace_http_server.py) in a spec's temp dir, clients started blocked so
 -- that their pid can be traced before they run, a trace of given pids that
--- ends when they are all gone, and its JSON lines read back.
+-- ends when they are all gone (or of any arguments, interrupted), and its
+-- JSON lines read back.
 local e2e = require("support.e2e")
 local files = require("support.files")
 local json_lines = require("support.json_lines")
@@ -72,11 +73,16 @@ local function background(cmd)
 end
 
 -- nginx as one process (no workers) serving dir/www on port of 127.0.0.1
--- and ::1; extra: more directives of its server block. Returns its pid.
+-- and ::1; extra: more directives of its http and server blocks (http,
+-- server), and workers: a master with that many worker processes instead
+-- (as root: the spec's temp dir is root's alone).
+-- Returns its pid (the master's).
 function _M.nginx(dir, port, extra)
   os.execute("mkdir -p " .. q(dir .. "/www") .. " " .. q(dir .. "/nginx_tmp"))
+  local workers = extra and extra.workers
   local conf = table.concat({
-    "daemon off;", "master_process off;", "worker_processes 1;",
+    "daemon off;", workers and "master_process on; user root;" or "master_process off;",
+    "worker_processes " .. (workers or 1) .. ";",
     "error_log " .. dir .. "/nginx_error.log;", "pid " .. dir .. "/nginx.pid;",
     "events { worker_connections 256; }",
     "http {", "  access_log off;", "  sendfile on;", "  keepalive_requests 1000000;",
@@ -139,31 +145,50 @@ function _M.blocked(dir, name, cmd)
   return client
 end
 
--- Starts `moonrover trace --format json` of pids (a list) into dir/<name>.json;
--- returns once it traces. extra: more argument words.
-function _M.trace(dir, name, pids, extra)
-  local words = { q(e2e.bin), "trace", "--format", "json", "-o", q(dir .. "/" .. name .. ".json"), "-p",
-    table.concat(pids, ","), "-d", "120" }
-  for _, w in ipairs(extra or {}) do
-    words[#words + 1] = q(w)
+-- Starts `moonrover trace` with the argument words given (writing to
+-- dir/<name>.out, standard error to dir/<name>.trace_err); returns once it
+-- traces.
+function _M.trace_words(dir, name, words)
+  local cmd = { q(e2e.bin), "trace", "-o", q(dir .. "/" .. name .. ".out") }
+  for _, w in ipairs(words) do
+    cmd[#cmd + 1] = q(w)
   end
   local err = dir .. "/" .. name .. ".trace_err"
-  local pid = background(table.concat(words, " ") .. " 2>" .. q(err) .. " >/dev/null")
+  local pid = background(table.concat(cmd, " ") .. " 2>" .. q(err) .. " >/dev/null")
   started[pid] = true
   local t = { pid = pid }
   wait_for("the trace to start", function()
     return (files.read(err) or ""):find("tracing", 1, true) or not _M.alive(pid)
   end)
-  -- Ends when its processes are all gone; returns the exchanges and the
-  -- summary (standard error).
-  function t.result()
+  -- Waits for its end (its processes all gone, or interrupt: Ctrl-C);
+  -- returns what it wrote and its summary (standard error).
+  function t.output()
     wait_for("the trace to end", function()
       return not _M.alive(pid)
     end)
     started[pid] = nil
-    return json_lines.decode_all(files.read(dir .. "/" .. name .. ".json")), files.read(err) or ""
+    return files.read(dir .. "/" .. name .. ".out") or "", files.read(err) or ""
+  end
+  -- The JSON lines decoded, and the summary.
+  function t.result()
+    local out, summary = t.output()
+    return json_lines.decode_all(out), summary
+  end
+  function t.interrupt()
+    os.execute("kill -INT " .. pid)
+    return t.result()
   end
   return t
+end
+
+-- Starts `moonrover trace --format json` of pids (a list); extra: more
+-- argument words. It ends when its processes are all gone.
+function _M.trace(dir, name, pids, extra)
+  local words = { "--format", "json", "-p", table.concat(pids, ","), "-d", "120" }
+  for _, w in ipairs(extra or {}) do
+    words[#words + 1] = w
+  end
+  return _M.trace_words(dir, name, words)
 end
 
 -- Kills the clients and traces still running (a case that failed midway).

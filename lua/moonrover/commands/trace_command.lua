@@ -1,24 +1,36 @@
 -- trace_command.lua - `moonrover trace`: prints the L7 exchanges (HTTP/1.x
--- requests and their responses) of every process or the ones given, as they
--- complete, then a summary (to standard error) of what was seen and what
--- was lost. The flow: check, open the network streams (net/source.lua), feed
--- them to the tracer (net/tracer.lua) until the duration ends, the traced
--- processes exit or Ctrl-C, write each exchange (net/trace_output.lua).
+-- requests and their responses) of every process, or of the processes given
+-- (-p, --comm) and their children, as they complete, in time order within
+-- each second, filtered (--port, --status, --min-duration, --path); a status
+-- line on a terminal and a warning at the first records lost; then a summary
+-- (to standard error) of what was seen, how long it took and what was lost.
+-- The flow: check, open the network streams (net/source.lua), feed them to
+-- the tracer (net/tracer.lua) until the duration ends, the traced processes
+-- exit or Ctrl-C, write each exchange let through (net/trace_output.lua).
 local args = require("moonrover.lib.args")
+local container_id = require("moonrover.net.container_id")
+local duration = require("moonrover.lib.duration")
 local output_file = require("moonrover.output_file")
 local pid_list = require("moonrover.pid_list")
 local protocol_list = require("moonrover.net.protocol_list")
 local rt = require("moonrover.rt")
 local source = require("moonrover.net.source")
+local status_line = require("moonrover.lib.status_line")
+local trace_filter = require("moonrover.net.trace_filter")
+local trace_order = require("moonrover.net.trace_order")
 local trace_output = require("moonrover.net.trace_output")
+local trace_progress = require("moonrover.net.trace_progress")
+local trace_targets = require("moonrover.net.trace_targets")
 local tracer = require("moonrover.net.tracer")
 
 local _M = {
   summary = "print the HTTP requests of the machine or some processes as they happen",
-  usage = "moonrover trace [--pid PID[,PID...]] [--duration SECONDS] [--format text|json] [--output FILE]",
+  usage = "moonrover trace [-p PID[,PID...] | --comm NAME] [--port PORT] [--status LIST] [--min-duration TIME] " ..
+    "[--path PREFIX] [-d TIME] [-f text|json] [-o FILE]",
   description = "Follows TCP connections and the bytes they carry with eBPF (no change to the\n" ..
     "programs traced), parses the requests and their responses in Lua, and prints each\n" ..
-    "exchange when its response ends. Ctrl-C stops; a summary goes to standard error.",
+    "exchange when its response ends. Filters combine: an exchange is printed when all match.\n" ..
+    "Ctrl-C stops; a summary with latency percentiles goes to standard error.",
 }
 
 local EXIT_FAILED, EXIT_USAGE = 1, 2
@@ -32,12 +44,38 @@ local function protocol_modules(text)
   return protocol_list.modules(names)
 end
 
+local function positive_seconds(text)
+  local s, err = duration.seconds(text)
+  if s and s <= 0 then
+    return nil, "'" .. text .. "' is not a positive duration"
+  end
+  return s, err
+end
+
+local function nanoseconds(text)
+  local s, err = duration.seconds(text)
+  return s and s * 1e9, err
+end
+
+local format_choice = args.one_of({ "text", "json" })
+
+local function format_name(text)
+  return format_choice(text:lower())
+end
+
 _M.options = {
   { name = "pid", short = "p", arg = "PID[,PID...]", convert = args.pid_list,
-    help = "trace only these processes (default: every process but moonrover)" },
-  { name = "duration", short = "d", arg = "SECONDS", convert = args.positive_number,
-    help = "how long to trace (default: until Ctrl-C or the traced processes exit)" },
-  { name = "format", arg = "FORMAT", default = "text", convert = args.one_of({ "text", "json" }),
+    help = "trace only these processes, their threads and children (default: every process but moonrover)" },
+  { name = "comm", arg = "NAME", help = "trace only the processes named NAME and their children (instead of -p)" },
+  { name = "port", arg = "PORT", convert = trace_filter.port, help = "only exchanges with this port at either end" },
+  { name = "status", arg = "LIST", convert = trace_filter.status,
+    help = "only these response statuses: 404, 5xx, >=400, <300, several separated by ','" },
+  { name = "min-duration", arg = "TIME", convert = nanoseconds,
+    help = "only exchanges that took at least this long (100ms, 1.5s)" },
+  { name = "path", arg = "PREFIX", help = "only requests whose target starts with PREFIX" },
+  { name = "duration", short = "d", arg = "TIME", convert = positive_seconds,
+    help = "how long to trace: 10, 30s, 5m (default: until Ctrl-C or the traced processes exit)" },
+  { name = "format", short = "f", arg = "FORMAT", default = "text", convert = format_name,
     help = "text (aligned columns) or json (one object per line)" },
   { name = "output", short = "o", arg = "FILE", default = "-",
     help = "where to write the exchanges ('-': standard output; a file is complete when the trace ends)" },
@@ -45,11 +83,14 @@ _M.options = {
     help = "the protocols to parse, separated by ','" },
   { name = "payload", arg = "BYTES", default = 4096, convert = args.int_range(64, 8192),
     help = "bytes copied of each socket read or write (requests' heads must fit)" },
+  { name = "queue-bytes", arg = "BYTES", default = 8388608, convert = args.int_range(65536, 1073741824),
+    help = "socket records held for the parsers; more rides out longer bursts, beyond it they are dropped" },
 }
 
 local TICK_NS = 100e6
+local ORDER_NS = 1e9         -- lines are held this long, then written sorted
 local FINAL_DRAIN_NS = 300e6 -- the most spent at the end on what was queued before it
-local SETTLE_NS = 50e6         -- at the end, the data plane moves what the kernel holds (every 10 ms)
+local SETTLE_NS = 50e6       -- at the end, the data plane moves what the kernel holds (every 10 ms)
 local END_NS = 1e9
 
 local function monotonic_ns()
@@ -64,56 +105,108 @@ local function wall_clock()
   end }
 end
 
+-- The processes to start from: those given, or those named job.comm.
+local function roots(job)
+  if not job.comm then
+    return job.pids
+  end
+  local procs, err = pid_list.processes()
+  if not procs then
+    return nil, err
+  end
+  local list = {}
+  for _, p in ipairs(procs) do
+    if p.comm == job.comm then
+      list[#list + 1] = p.pid
+    end
+  end
+  if #list == 0 then
+    return nil, "no process named " .. job.comm
+  end
+  return list
+end
+
 local function check(job)
   local detail = rt.ffi.new("char[512]")
   if rt.lib.mr_kernel_check("root", detail, 512) ~= 1 then
     return nil, "tracing needs " .. rt.ffi.string(rt.lib.mr_kernel_privileges()) .. ": " ..
       rt.ffi.string(detail):gsub(" %(needs .*%)$", "")
   end
-  return pid_list.check(job.pids)
+  local ok, err = pid_list.check(job.pids)
+  if not ok or not (job.pids or job.comm) then
+    return ok, err
+  end
+  job.roots, err = roots(job)
+  return job.roots ~= nil, err
 end
 
--- Feeds the source to the tracer until the job ends.
-local function follow(src, tr, job)
-  local lib = rt.lib
-  local started = monotonic_ns()
-  local deadline = job.duration_ns and started + job.duration_ns
-  local next_tick = started + TICK_NS
-  while lib.mr_sys_signal_pending() == 0 do
-    local now = monotonic_ns()
-    if (deadline and now >= deadline) or (job.pids and pid_list.all_gone(job.pids)) then
-      break
-    end
-    src:wait(100)
-    src:drain(tr)
-    now = monotonic_ns()
-    if now >= next_tick then
-      tr:tick(now)
-      job.flush()
-      next_tick = now + TICK_NS
-    end
+-- What the trace has done so far, for the status line.
+local function figures(run, now)
+  local lost, reasons = trace_progress.lost(run.src:stats())
+  return { elapsed_s = (now - run.started) / 1e9, printed = run.printed, connections = run.tr:stats().connections,
+    lost = lost, lost_reasons = reasons }
+end
+
+-- A tick: time passes for the tracer, the progress shows, lines held a
+-- second are written.
+local function tick(run, now)
+  run.tr:tick(now)
+  run.progress:update(figures(run, now))
+  if now >= run.next_order then
+    run.order:flush()
+    run.next_order = now + ORDER_NS
   end
+end
+
+local function over(run, deadline, now)
+  return (deadline and now >= deadline) or (run.targets and run.targets:all_gone())
+end
+
+-- Moves what is queued to the tracer (and the targets) for the trace's last moments.
+local function drain_rest(run)
   local now = monotonic_ns()
   local settled, stop = now + SETTLE_NS, now + FINAL_DRAIN_NS
   while now < stop do
-    if src:drain(tr, 1024) == 0 then
+    if run.src:drain(run.tr, 1024) == 0 then
       if now >= settled then
         break
       end
-      src:wait(10)
+      run.src:wait(10)
     end
-    job.flush()
     now = monotonic_ns()
   end
   -- The trace is over: what a tick would act on within END_NS (closes past
   -- their grace, held exchanges, responses ended by idleness) is acted on now.
-  tr:tick(monotonic_ns() + END_NS, true)
-  return (monotonic_ns() - started) / 1e9
+  run.tr:tick(monotonic_ns() + END_NS, true)
 end
 
-local function drops(src, tr)
-  local s, t = src:stats(), tr:stats()
-  return {
+-- Feeds the source to the tracer until the job ends; returns the seconds traced.
+local function follow(run, job)
+  local lib, src = rt.lib, run.src
+  run.started = monotonic_ns()
+  run.next_order = run.started + ORDER_NS
+  local deadline = job.duration_ns and run.started + job.duration_ns
+  local next_tick = run.started + TICK_NS
+  local on_process = run.targets and function(e) run.targets:on_process_event(e) end
+  while lib.mr_sys_signal_pending() == 0 and not over(run, deadline, monotonic_ns()) do
+    src:wait(100)
+    if on_process then
+      src:drain_processes(on_process)
+    end
+    src:drain(run.tr)
+    local now = monotonic_ns()
+    if now >= next_tick then
+      tick(run, now)
+      next_tick = now + TICK_NS
+    end
+  end
+  drain_rest(run)
+  return (monotonic_ns() - run.started) / 1e9
+end
+
+local function drops(run)
+  local s, t = run.src:stats(), run.tr:stats()
+  local list = {
     { reason = "kernel ring full (data)", n = s.kernel.lost_data },
     { reason = "kernel ring full (connections)", n = s.kernel.lost_events },
     { reason = "queue full (data)", n = s.net.dropped_queue },
@@ -125,6 +218,100 @@ local function drops(src, tr)
     { reason = "gaps in a connection's bytes", n = t.gaps },
     { reason = "connections evicted", n = t.evicted },
   }
+  if run.targets then
+    list[#list + 1] = { reason = "process events (children may be missed)",
+      n = s.process.dropped_queue + s.process.dropped_kernel }
+    list[#list + 1] = { reason = "processes not followed (traced processes' map full)", n = run.targets.not_followed }
+  end
+  return list
+end
+
+-- Whether an exchange is moonrover's own (an agent beside a trace of every
+-- process): its connection is then only counted in the kernel, and nothing
+-- of it shown. Processes chosen with -p or --comm are shown whatever they run.
+local function own_traffic(run, ex)
+  if run.targets then
+    return false
+  end
+  local own = run.moonrover[ex.pid]
+  if own == nil then
+    own = pid_list.is_moonrover(ex.pid)
+    run.moonrover[ex.pid] = own
+  end
+  if own then
+    run.src:set_verdict(ex.conn, rt.lib.MR_NET_COUNT)
+  end
+  return own
+end
+
+local function on_exchange(run, ex)
+  if own_traffic(run, ex) or not run.keep(ex) then
+    return
+  end
+  trace_output.count(run.tally, ex)
+  run.order:add(trace_output.start_ns(ex), trace_output.line(run.format, ex))
+  run.printed = run.printed + 1
+end
+
+local function new_tracer(run, job)
+  local containers = container_id.new()
+  return tracer.new({
+    protocols = job.protocols,
+    on_exchange = function(ex)
+      on_exchange(run, ex)
+    end,
+    set_verdict = function(conn, verdict)
+      run.src:set_verdict(conn, verdict)
+    end,
+    container_id = function(pid)
+      return containers:lookup(pid, monotonic_ns())
+    end,
+  })
+end
+
+-- The processes followed, from job.roots and what descends from them now.
+local function new_targets(run, job)
+  local targets = trace_targets.new({ comm = job.comm, alive = pid_list.alive,
+    set = function(pid, add)
+      return run.src:target(pid, add)
+    end })
+  targets:follow(job.roots)
+  local procs = pid_list.processes()
+  if procs then
+    targets:follow(trace_targets.initial({ pids = job.roots }, procs))
+  end
+  return targets
+end
+
+local function what_is_traced(job)
+  if job.comm then
+    return "processes named " .. job.comm .. " (pid " .. table.concat(job.roots, ",") .. ") and their children"
+  end
+  return job.pids and "pid " .. table.concat(job.pids, ",") .. " and children" or "every process"
+end
+
+local function new_run(job, out)
+  local run = { printed = 0, moonrover = {}, tally = trace_output.tally(),
+    format = trace_output.new(job.format, wall_clock()),
+    keep = trace_filter.new({ port = job.port, comm = job.comm, status = job.status,
+      min_duration_ns = job.min_duration_ns, path = job.path }),
+    order = trace_order.new(function(text) out:write(text) end),
+    progress = trace_progress.new(status_line.new({ tty = rt.lib.mr_sys_stderr_is_tty() == 1 })) }
+  run.tr = new_tracer(run, job)
+  return run
+end
+
+-- Starts the source and the following of processes; true, or nil and why.
+local function start(run, job)
+  local ok, err = run.src:start()
+  if not ok then
+    return nil, err
+  end
+  if job.roots then
+    run.targets = new_targets(run, job)
+  end
+  io.stderr:write("moonrover trace: tracing " .. what_is_traced(job) .. "\n")
+  return true
 end
 
 -- Runs a trace; true, or nil and a one-line error.
@@ -138,42 +325,22 @@ function _M.trace(job)
   if not out then
     return nil, err
   end
+  local run = new_run(job, out)
   ok, err = rt.call(rt.lib.mr_sys_signals_catch)
-  local src
   if ok then
-    src, err = source.open({ pids = job.pids, payload_bytes = job.payload })
+    run.src, err = source.open({ pids = job.roots, payload_bytes = job.payload, queue_bytes = job.queue_bytes })
   end
-  if not src then
+  if not run.src then
     out:abort()
     return nil, err
   end
-  local format, tally, pending = trace_output.new(job.format, wall_clock()), {}, {}
-  out:write(trace_output.header(format))
-  local tr = tracer.new({
-    protocols = job.protocols,
-    on_exchange = function(ex)
-      trace_output.count(tally, ex)
-      pending[#pending + 1] = trace_output.line(format, ex)
-    end,
-    set_verdict = function(conn, verdict)
-      src:set_verdict(conn, verdict)
-    end,
-  })
-  job.flush = function()
-    if #pending > 0 then
-      out:write(table.concat(pending))
-      pending = {}
-    end
-  end
-  ok, err = src:start()
-  if ok then
-    io.stderr:write("moonrover trace: tracing " .. (job.pids and "pid " .. table.concat(job.pids, ",") or
-      "every process") .. "\n")
-  end
-  local seconds = ok and follow(src, tr, job) or 0
-  job.flush()
-  io.stderr:write(trace_output.summary(tally, seconds, drops(src, tr)))
-  src:close()
+  out:write(trace_output.header(run.format))
+  ok, err = start(run, job)
+  local seconds = ok and follow(run, job) or 0
+  run.order:flush()
+  run.progress:finish()
+  io.stderr:write(trace_output.summary(run.tally, seconds, drops(run)))
+  run.src:close()
   if not ok then
     out:abort()
     return nil, err
@@ -187,14 +354,20 @@ function _M.run(values)
     io.stderr:write("moonrover trace: " .. err .. "\n")
     return EXIT_USAGE
   end
+  if values.pid and values.comm then
+    io.stderr:write("moonrover trace: give -p or --comm, not both\n")
+    return EXIT_USAGE
+  end
   local ok
   ok, err = _M.trace({
-    pids = values.pid,
+    pids = values.pid, comm = values.comm,
+    port = values.port, status = values.status, min_duration_ns = values["min-duration"], path = values.path,
     duration_ns = values.duration and values.duration * 1e9,
     format = values.format,
     output = values.output,
     protocols = protocols,
     payload = values.payload,
+    queue_bytes = values["queue-bytes"],
   })
   if not ok then
     io.stderr:write("moonrover trace: " .. err .. "\n")

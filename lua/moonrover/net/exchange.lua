@@ -12,7 +12,7 @@ function _M.new(protocol)
     request_start_ns = false, request_end_ns = false, response_start_ns = false, response_end_ns = false,
     request_bytes = false, response_bytes = false, trace_id = false, trace_header = false,
     trace_value = false, error = false,
-    pid = 0, comm = false, role = false, conn = 0, tls = false, ["local"] = false, remote = false,
+    pid = 0, tid = 0, comm = false, role = false, conn = 0, tls = false, ["local"] = false, remote = false,
     container_id = false, duration_ns = false,
   }
 end
@@ -20,7 +20,7 @@ end
 -- A parser hands on its exchange with the tracer's fields empty (nil): the
 -- tracer fills them in, and their slots stay in the table meanwhile.
 function _M.parsed(ex)
-  ex.pid, ex.comm, ex.role, ex.conn, ex.tls = nil, nil, nil, nil, nil
+  ex.pid, ex.tid, ex.comm, ex.role, ex.conn, ex.tls = nil, nil, nil, nil, nil, nil
   ex["local"], ex.remote, ex.container_id, ex.duration_ns = nil, nil, nil, nil
   return ex
 end

@@ -3,7 +3,9 @@
 -- events first, then the data records, each queue's runs in place. A drain
 -- hands over at most a given number of records per queue, so that a caller
 -- keeps its clock (ticks, its deadline, signals) under a load it cannot
--- keep up with: the queues then fill and drop, and count it.
+-- keep up with: the queues then fill and drop, and count it. The process
+-- stream (forks, execs, exits) is read too, for a trace that follows a
+-- process's children.
 local rt = require("moonrover.rt")
 
 local _M = {}
@@ -13,7 +15,7 @@ local RUN_MAX = 4096
 local DRAIN_MAX = RUN_MAX
 
 -- opts: pids (list, or nil for every process but this one), payload_bytes,
--- max_connections. Returns the source (not started yet), or nil and why.
+-- queue_bytes (the net stream's queue), max_connections. Returns the source (not started yet), or nil and why.
 function _M.open(opts)
   local ffi, lib = rt.ffi, rt.lib
   local o = ffi.new("struct mr_data_plane_opts")
@@ -25,6 +27,7 @@ function _M.open(opts)
   o.flags = lib.MR_DATA_PLANE_NET
   o.net_pids, o.net_npids = #pids > 0 and pid_array or nil, #pids
   o.net_payload_bytes = opts.payload_bytes or 0
+  o.net_queue_bytes = opts.queue_bytes or 0
   o.net_max_connections = opts.max_connections or 0
   local d, err = rt.call(lib.mr_data_plane_open, o)
   if not d then
@@ -32,6 +35,7 @@ function _M.open(opts)
   end
   local self = setmetatable({ d = ffi.gc(d, lib.mr_data_plane_close) }, mt)
   self.tcp = ffi.cast("struct mr_tcp_event *", lib.mr_data_plane_storage(d, lib.MR_STREAM_TCP))
+  self.process = ffi.cast("struct mr_process_event *", lib.mr_data_plane_storage(d, lib.MR_STREAM_PROCESS))
   self.bytes = ffi.cast("uint8_t *", lib.mr_data_plane_storage(d, lib.MR_STREAM_NET))
   self.index, self.offset, self.run = ffi.new("uint32_t[1]"), ffi.new("uint32_t[1]"), ffi.new("uint32_t[1]")
   return self
@@ -48,6 +52,30 @@ end
 
 function _M:set_verdict(conn, verdict)
   return rt.call(rt.lib.mr_data_plane_net_verdict, self.d, conn, verdict)
+end
+
+-- Adds pid to (add true) or removes it from the processes traced, for a
+-- source opened with pids; true, or nil and why.
+function _M:target(pid, add)
+  return rt.call(rt.lib.mr_data_plane_net_target, self.d, pid, add and 1 or 0)
+end
+
+-- Hands each queued process event (at most DRAIN_MAX) to on_event as
+-- { kind, pid, ppid, comm } (the kinds of enum mr_process_event_kind);
+-- returns how many.
+function _M:drain_processes(on_event)
+  local lib, ffi, total = rt.lib, rt.ffi, 0
+  local n
+  repeat
+    n = lib.mr_data_plane_peek(self.d, lib.MR_STREAM_PROCESS, math.min(RUN_MAX, DRAIN_MAX - total), self.index)
+    for i = self.index[0], self.index[0] + n - 1 do
+      local e = self.process[i]
+      on_event({ kind = e.kind, pid = e.pid, ppid = e.ppid, comm = ffi.string(e.comm) })
+    end
+    lib.mr_data_plane_release(self.d, lib.MR_STREAM_PROCESS, n)
+    total = total + n
+  until n == 0 or total >= DRAIN_MAX
+  return total
 end
 
 local function drain_events(self, tracer, limit)
@@ -89,7 +117,7 @@ end
 function _M:stats()
   local ffi, lib = rt.ffi, rt.lib
   local out = {}
-  for name, stream in pairs({ tcp = lib.MR_STREAM_TCP, net = lib.MR_STREAM_NET }) do
+  for name, stream in pairs({ tcp = lib.MR_STREAM_TCP, net = lib.MR_STREAM_NET, process = lib.MR_STREAM_PROCESS }) do
     local s = ffi.new("struct mr_data_plane_stream_stats")
     lib.mr_data_plane_stream_stats(self.d, stream, s)
     out[name] = { received = tonumber(s.received), dropped_queue = tonumber(s.dropped_queue),

@@ -148,6 +148,7 @@ end
 -- connection's addresses are known.
 local function deliver(self, conn, ex)
   ex.pid, ex.comm, ex.role, ex.conn, ex.tls = conn.pid, conn.comm, conn.role, conn.id, false
+  ex.tid = conn.tid
   ex["local"], ex.remote, ex.container_id = conn.local_addr, conn.remote_addr, conn.container_id
   ex.duration_ns = nil
   if ex.request_start_ns and ex.response_end_ns then
@@ -322,6 +323,7 @@ function _M:on_data(r, ptr)
   local conn = self.conns:get(id) or new_conn(self, id, ts)
   local offset = tonumber(r.offset)
   set_pid(self, conn, r.pid)
+  conn.tid = r.tid
   if conn.role == "unknown" and r.role ~= 0 then
     conn.role = ROLES[r.role]
   end

@@ -1,0 +1,111 @@
+-- trace_targets.lua - the processes `moonrover trace -p PID` or `--comm
+-- NAME` follows: those given (or named NAME) and every descendant, found in
+-- /proc when the trace starts (nginx's workers, forked long before) and from
+-- the process stream's fork events later; a process that execs a program
+-- named NAME joins a --comm trace. Each one is added to the kernel's filter
+-- as it is found and removed when it exits. Pure: the process table, the
+-- filter and the liveness check are given.
+local _M = {}
+local mt = { __index = _M }
+
+local FORK, EXEC, EXIT = 3, 1, 2 -- enum mr_process_event_kind
+
+-- The pids of procs (a list of { pid, ppid, comm }) that descend from a pid
+-- for which chosen(proc) is true, or are one.
+local function descendants(procs, chosen)
+  local children, out, stack = {}, {}, {}
+  for _, p in ipairs(procs) do
+    children[p.ppid] = children[p.ppid] or {}
+    table.insert(children[p.ppid], p.pid)
+    if chosen(p) then
+      stack[#stack + 1] = p.pid
+    end
+  end
+  while #stack > 0 do
+    local pid = table.remove(stack)
+    if not out[pid] then
+      out[pid] = true
+      for _, child in ipairs(children[pid] or {}) do
+        stack[#stack + 1] = child
+      end
+    end
+  end
+  return out
+end
+
+-- opts: comm (the process name of a --comm trace, or nil); set(pid, add)
+-- -> true, or nil and why (the kernel's filter); alive(pid) -> boolean.
+function _M.new(opts)
+  return setmetatable({ opts = opts, followed = {}, count = 0, not_followed = 0 }, mt)
+end
+
+local function add(self, pid)
+  if self.followed[pid] then
+    return
+  end
+  if not self.opts.set(pid, true) then
+    self.not_followed = self.not_followed + 1
+    return
+  end
+  self.followed[pid] = true
+  self.count = self.count + 1
+end
+
+local function remove(self, pid)
+  if self.followed[pid] then
+    self.followed[pid] = nil
+    self.count = self.count - 1
+    self.opts.set(pid, false)
+  end
+end
+
+-- The processes to follow among procs (from /proc): those of opts.pids (a
+-- list) or named opts.comm, and their descendants; a list, sorted.
+function _M.initial(opts, procs)
+  local given = {}
+  for _, pid in ipairs(opts.pids or {}) do
+    given[pid] = true
+  end
+  local set = descendants(procs, function(p)
+    return given[p.pid] or p.comm == opts.comm
+  end)
+  local list = {}
+  for pid in pairs(set) do
+    list[#list + 1] = pid
+  end
+  table.sort(list)
+  return list
+end
+
+-- Follows every pid of list (the kernel's filter may hold some already).
+function _M:follow(list)
+  for _, pid in ipairs(list) do
+    add(self, pid)
+  end
+end
+
+-- One process event (struct mr_process_event, or a table alike).
+function _M:on_process_event(e)
+  local kind, pid = e.kind, e.pid
+  if kind == FORK and self.followed[e.ppid] then
+    add(self, pid)
+  elseif kind == EXEC and self.opts.comm and e.comm == self.opts.comm then
+    add(self, pid)
+  elseif kind == EXIT then
+    remove(self, pid)
+  end
+end
+
+-- Whether every process followed has exited (an exit event can be lost:
+-- each is checked).
+function _M:all_gone()
+  for pid in pairs(self.followed) do
+    if self.opts.alive(pid) then
+      return false
+    end
+    remove(self, pid)
+  end
+  return true
+end
+
+return _M

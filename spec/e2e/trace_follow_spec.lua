@@ -1,0 +1,121 @@
+-- End-to-end specs for the processes `moonrover trace` follows: `-p` of an
+-- nginx master sees the requests its workers serve (forked before the
+-- trace, found in /proc; and forked after it by a reload, from the process
+-- events), `--comm nginx` sees them too, and a whole-machine trace shows
+-- nothing of a moonrover agent whose /metrics is scraped meanwhile.
+local agent_run = require("support.agent_run")
+local e2e = require("support.e2e")
+local files = require("support.files")
+local te = require("support.trace_e2e")
+
+local it = require("support.skip").guard(it, pending, te.skip_reason())
+
+local WORKERS = 2
+
+-- The pids of pid's children, sorted.
+local function children(pid)
+  local p = io.popen("pgrep -P " .. pid)
+  local list = {}
+  for line in p:lines() do
+    list[#list + 1] = tonumber(line)
+  end
+  p:close()
+  table.sort(list)
+  return list
+end
+
+local function set_of(list)
+  local set = {}
+  for _, v in ipairs(list) do
+    set[v] = true
+  end
+  return set
+end
+
+describe("moonrover trace following processes (end to end)", function()
+  local dir, nginx, port
+
+  before_each(function()
+    dir = e2e.tmpdir()
+    port = te.free_port()
+    nginx = te.nginx(dir, port, { workers = WORKERS })
+    files.write(dir .. "/www/index.html", "hello from a worker\n")
+    te.wait_for("nginx's workers", function()
+      return #children(nginx) == WORKERS
+    end)
+  end)
+
+  after_each(function()
+    te.stop_all()
+    e2e.kill(nginx)
+    e2e.rmdir(dir)
+  end)
+
+  -- curl of n fresh connections (each served by whichever worker accepts it).
+  local function curl(n)
+    local words = { "/usr/bin/curl -s" }
+    for i = 1, n do
+      words[#words + 1] = "-o /dev/null -H 'Connection: close' http://127.0.0.1:" .. port .. "/index.html?n=" .. i
+    end
+    assert.equal(0, os.execute(table.concat(words, " ")))
+  end
+
+  -- Every exchange of list served by one of workers (a set of pids).
+  local function check_served(list, workers, n)
+    assert.equal(n, #list)
+    for _, ex in ipairs(list) do
+      assert.same({ "server", "nginx", 200, true }, { ex.role, ex.comm, ex.status, workers[ex.pid] == true })
+    end
+  end
+
+  it("with -p of nginx's master, sees the requests its workers (forked before the trace) serve", function()
+    local workers = set_of(children(nginx))
+    local trace = te.trace(dir, "trace", { nginx })
+    curl(6)
+    e2e.kill(nginx)
+    local list, summary = trace.result()
+    check_served(list, workers, 6)
+    assert.matches("tracing pid " .. nginx .. " and children", summary)
+    assert.matches("lost: nothing", summary)
+  end)
+
+  it("follows the workers a reload forks after the trace started", function()
+    local old = children(nginx)
+    local trace = te.trace(dir, "trace", { nginx })
+    os.execute("kill -HUP " .. nginx)
+    local new
+    te.wait_for("the reload's new workers", function()
+      new = children(nginx)
+      return #new == WORKERS and not set_of(old)[new[1]] and not set_of(old)[new[2]]
+    end)
+    curl(6)
+    e2e.kill(nginx)
+    local list, summary = trace.result()
+    check_served(list, set_of(new), 6)
+    assert.matches("lost: nothing", summary)
+  end)
+
+  it("with --comm nginx, sees the workers' requests", function()
+    local workers = set_of(children(nginx))
+    local trace = te.trace_words(dir, "comm", { "-f", "json", "--comm", "nginx", "--port", tostring(port) })
+    curl(4)
+    local list, summary = trace.interrupt()
+    check_served(list, workers, 4)
+    assert.matches("tracing processes named nginx %(pid [%d,]+%) and their children", summary)
+  end)
+
+  it("shows nothing of a moonrover agent's traffic while its /metrics is scraped", function()
+    local agent = agent_run.start(dir, agent_run.scripts_dir(dir))
+    local trace = te.trace_words(dir, "all", { "-f", "json", "--port", tostring(agent.port) })
+    for _ = 1, 3 do
+      assert.is_truthy(agent:get("/metrics"))
+    end
+    local list, summary = trace.interrupt()
+    agent:stop()
+    assert.equal(3, #list, summary)
+    for _, ex in ipairs(list) do
+      assert.same({ "curl", "client", "/metrics", 200 }, { ex.comm, ex.role, ex.target, ex.status })
+    end
+    assert.matches("http: 3 exchange%(s%): 200 x3\n", summary)
+  end)
+end)

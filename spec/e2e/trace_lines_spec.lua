@@ -1,0 +1,163 @@
+-- End-to-end specs for the lines `moonrover trace` writes: in time order
+-- within each second of output (wrk against nginx, both traced: each
+-- request's client side starts before its server side but ends after it);
+-- text headers with units; the JSON's tid (a threaded server that logs its
+-- handling thread), host (the Host header) and container_id (the server
+-- moved into a cgroup of its own); and what a real client sends to rewrite a
+-- terminal (an OSC title sequence, a bare CR, bytes that are not UTF-8)
+-- escaped in text.
+local container_id = require("moonrover.net.container_id")
+local e2e = require("support.e2e")
+local files = require("support.files")
+local te = require("support.trace_e2e")
+
+local it = require("support.skip").guard(it, pending, te.skip_reason())
+
+-- A server handling each connection in a thread of its own, which logs
+-- "PATH TID" (the kernel's thread id) for each request it answers.
+local THREADED_SERVER = [[
+import os, socketserver, sys, threading
+class H(socketserver.StreamRequestHandler):
+    def handle(self):
+        line = self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b""):
+            pass
+        with open(sys.argv[1] + "/tids", "a") as f:
+            f.write("%s %d\n" % (line.split()[1].decode(), threading.get_native_id()))
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    allow_reuse_address = True
+s = S(("127.0.0.1", 0), H)
+open(sys.argv[1] + "/port.tmp", "w").write(str(s.server_address[1]))
+os.rename(sys.argv[1] + "/port.tmp", sys.argv[1] + "/port")
+s.serve_forever()
+]]
+
+-- Moves pid into a cpu cgroup named like a systemd service of its own;
+-- returns that cgroup's directory, or nil when the cpu hierarchy (cgroup v1)
+-- cannot be written here.
+local function own_cgroup(dir, pid)
+  local path = "/sys/fs/cgroup/cpu/system.slice/" .. e2e.own_name(dir, "mr") .. ".service"
+  if os.execute("mkdir -p " .. path .. " 2>/dev/null && echo " .. pid .. " 2>/dev/null > " .. path ..
+    "/cgroup.procs") ~= 0 then
+    return nil
+  end
+  return path
+end
+
+-- The number of lines whose ts is earlier than the line's before.
+local function inversions(list)
+  local n = 0
+  for i = 2, #list do
+    if list[i].ts < list[i - 1].ts then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+describe("moonrover trace's lines (end to end)", function()
+  local dir, nginx, port, cgroup
+
+  before_each(function()
+    dir = e2e.tmpdir()
+    port = te.free_port()
+  end)
+
+  after_each(function()
+    te.stop_all()
+    e2e.kill(nginx)
+    if cgroup then
+      os.execute("rmdir " .. cgroup .. " 2>/dev/null")
+      cgroup = nil
+    end
+    e2e.rmdir(dir)
+  end)
+
+  it("writes lines in time order within each second of output", function()
+    nginx = te.nginx(dir, port, { http = "  limit_req_zone $binary_remote_addr zone=spec:1m rate=1000r/s;",
+      server = "    limit_req zone=spec burst=1000;" })
+    files.write(dir .. "/www/index.html", "hello\n")
+    local wrk = te.blocked(dir, "wrk", "/usr/bin/wrk -t1 -c4 -d2 http://127.0.0.1:" .. port .. "/index.html")
+    local trace = te.trace(dir, "trace", { nginx, wrk.pid })
+    wrk.release()
+    wrk.wait()
+    e2e.kill(nginx)
+    local list, summary = trace.result()
+    assert.is_true(#list > 100, summary)
+    -- One flush a second, and one at the end: an earlier line can only
+    -- follow a later one where a flush ends.
+    local flushes = math.ceil(tonumber(summary:match("moonrover trace: ([%d.]+) s"))) + 1
+    assert.is_true(inversions(list) <= flushes, inversions(list) .. " lines out of order\n" .. summary)
+  end)
+
+  it("writes text headers with the units of their columns", function()
+    nginx = te.nginx(dir, port)
+    local client = te.blocked(dir, "client", "/usr/bin/curl -s -o /dev/null http://127.0.0.1:" .. port .. "/")
+    local trace = te.trace_words(dir, "text", { "-p", tostring(client.pid) })
+    client.release()
+    client.wait()
+    local out = trace.output()
+    assert.matches("^TIME +PID COMM +ROLE +LOCAL +REMOTE +PROTO METHOD  STATUS +DUR_MS +REQ_B +RESP_B  TARGET\n", out)
+    assert.matches("\n%d%d:%d%d:%d%d%.%d%d%d +" .. client.pid .. " curl +client ", out)
+  end)
+
+  it("gives the thread, the Host header and the container of each exchange in JSON", function()
+    files.write(dir .. "/server.py", THREADED_SERVER)
+    local server = te.blocked(dir, "server", "/usr/bin/python3 " .. dir .. "/server.py " .. dir)
+    server.release()
+    te.wait_for("the threaded server's port", function() return files.read(dir .. "/port") end)
+    cgroup = own_cgroup(dir, server.pid)
+    local base = "http://127.0.0.1:" .. files.read(dir .. "/port")
+    local client = te.blocked(dir, "client", "/usr/bin/curl -s -o /dev/null -H 'Host: shop.example' " .. base ..
+      "/a -o /dev/null " .. base .. "/b")
+    local trace = te.trace(dir, "trace", { server.pid, client.pid })
+    client.release()
+    client.wait()
+    local want_container = container_id.from_cgroup(files.read("/proc/" .. server.pid .. "/cgroup"))
+    e2e.kill(server.pid)
+    server.wait()
+    local list = trace.result()
+    local tids = {}
+    for path, tid in files.read(dir .. "/tids"):gmatch("(%S+) (%d+)") do
+      tids[path] = tonumber(tid)
+    end
+    local servers = te.select(list, { role = "server", pid = server.pid })
+    assert.equal(2, #servers)
+    for _, ex in ipairs(servers) do
+      assert.same({ tids[ex.target], "shop.example" }, { ex.tid, ex.host })
+      assert.is_true(ex.tid ~= ex.pid)
+      assert.equal(want_container or nil, ex.container_id)
+    end
+    if cgroup then
+      assert.equal("/system.slice/" .. e2e.own_name(dir, "mr") .. ".service", servers[1].container_id)
+    end
+    for _, ex in ipairs(te.select(list, { role = "client" })) do
+      assert.same({ client.pid, "shop.example" }, { ex.tid, ex.host })
+    end
+  end)
+
+  it("escapes in text what a client sent to rewrite the terminal: controls, a bare CR, bytes not UTF-8", function()
+    nginx = te.nginx(dir, port)
+    files.write(dir .. "/client.py", table.concat({
+      "import socket, sys",
+      "for target in (b'/\\x1b]0;X\\x07', b'/a\\rfake', b'/\\xff\\xfe'):",
+      "    s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))",
+      "    s.sendall(b'GET ' + target + b' HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')",
+      "    while s.recv(65536):",
+      "        pass",
+      "    s.close()",
+    }, "\n"))
+    local client = te.blocked(dir, "client", "/usr/bin/python3 " .. dir .. "/client.py " .. port)
+    local trace = te.trace_words(dir, "text", { "-p", nginx .. "," .. client.pid })
+    client.release()
+    client.wait()
+    e2e.kill(nginx)
+    local out = trace.output()
+    assert.is_nil(out:find("[%z\1-\9\11-\31\127-\255]"), out)
+    for _, shown in ipairs({ "/\\x1b]0;X\\x07\n", "/a\\x0dfake\n", "/\\xff\\xfe\n" }) do
+      local _, n = out:gsub(shown:gsub("[%]%[%.%\\]", "%%%0"), "")
+      assert.equal(2, n, shown .. " in:\n" .. out)
+    end
+  end)
+end)

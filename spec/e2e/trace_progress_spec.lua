@@ -1,0 +1,96 @@
+-- End-to-end specs for what `moonrover trace` tells the person running it:
+-- on a terminal (a pseudo-terminal, spec/support/pty_run.py) a status line
+-- of its running totals rewritten about once a second and erased before
+-- the summary; none when standard error is a file; and, either way, one
+-- warning line as soon as records are lost (forced with the smallest
+-- --queue-bytes under wrk).
+local e2e = require("support.e2e")
+local files = require("support.files")
+local te = require("support.trace_e2e")
+
+local it = require("support.skip").guard(it, pending, te.skip_reason())
+
+local PTY_RUN = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/pty_run.py"
+local ERASE = "\r\27[K"
+
+describe("moonrover trace's progress (end to end)", function()
+  local dir, nginx, port
+
+  before_each(function()
+    dir = e2e.tmpdir()
+    port = te.free_port()
+    nginx = te.nginx(dir, port)
+    files.write(dir .. "/www/index.html", "hello\n")
+  end)
+
+  after_each(function()
+    te.stop_all()
+    e2e.kill(nginx)
+    e2e.rmdir(dir)
+  end)
+
+  -- Runs `trace -p nginx -d 3` (standard error as redirect says) while curl
+  -- asks nginx every 100 ms; returns what the trace wrote on standard error.
+  local function trace_while_asked(redirect)
+    local client = te.blocked(dir, "client", "sh -c " .. e2e.quote("while :; do /usr/bin/curl -s -o /dev/null " ..
+      "http://127.0.0.1:" .. port .. "/index.html; sleep 0.1; done"))
+    client.release()
+    local words = { e2e.quote(e2e.bin), "trace", "-p", tostring(nginx), "-d", "3", "-o", e2e.quote(dir .. "/out") }
+    local code, stdout, stderr = e2e.run(redirect(table.concat(words, " ")))
+    e2e.kill(client.pid)
+    client.wait()
+    assert.equal(0, code, stdout .. stderr)
+    return stdout .. stderr
+  end
+
+  it("shows a status line about once a second on a terminal, erased before the summary", function()
+    local seen = trace_while_asked(function(cmd)
+      return "/usr/bin/python3 " .. e2e.quote(PTY_RUN) .. " /bin/sh -c " .. e2e.quote(cmd)
+    end)
+    local lines = {}
+    for text in seen:gmatch("\r\27%[K(moonrover trace: %d+s, [^\r\n]*)") do
+      lines[#lines + 1] = text
+    end
+    assert.is_true(#lines >= 2, seen)
+    local last_second = 0
+    for _, text in ipairs(lines) do
+      local second = tonumber(text:match(
+        "^moonrover trace: (%d+)s, %d+ exchange%(s%) printed, %d+ connection%(s%), %d+ record%(s%) lost$"))
+      assert.is_true(second ~= nil and second > last_second, text)
+      last_second = second
+    end
+    local last = seen:match(".*(" .. ERASE:gsub("%[", "%%[") .. ".-)$")
+    assert.matches("^\r\27%[Kmoonrover trace: 3%.%d s\r?\n", last)
+  end)
+
+  it("shows no status line when standard error is a file", function()
+    local seen = trace_while_asked(function(cmd)
+      return cmd .. " 2>" .. e2e.quote(dir .. "/err") .. "; cat " .. e2e.quote(dir .. "/err") .. " >&2"
+    end)
+    assert.is_nil(seen:find("\27", 1, true), seen)
+    assert.is_nil(seen:find("exchange(s) printed", 1, true), seen)
+    assert.matches("\nmoonrover trace: 3%.%d s\n", seen)
+  end)
+
+  it("warns at once, on a line of its own, when records start being lost", function()
+    local wrk = te.blocked(dir, "wrk", "/usr/bin/wrk -t1 -c4 -d30 http://127.0.0.1:" .. port .. "/index.html")
+    wrk.release()
+    local code, _, err = e2e.run(e2e.quote(e2e.bin) .. " trace -o /dev/null --queue-bytes 65536 -p " .. nginx ..
+      "," .. wrk.pid .. " -d 3")
+    e2e.kill(wrk.pid)
+    wrk.wait()
+    assert.equal(0, code, err)
+    local lost = tonumber(err:match("queue full %(data%): (%d+)"))
+    assert.is_truthy(lost, "no loss forced:\n" .. err)
+    local warnings = {}
+    for line in err:gmatch("[^\n]+") do
+      if line:find("losing records", 1, true) then
+        warnings[#warnings + 1] = line
+      end
+    end
+    assert.equal(1, #warnings, err)
+    assert.matches("^moonrover trace: losing records %(%d+ so far: [^)]*queue full%); the summary counts them all",
+      warnings[1])
+    assert.is_true(err:find("losing records", 1, true) < err:find("\nmoonrover trace: %d"), err)
+  end)
+end)
