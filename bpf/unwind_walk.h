@@ -93,14 +93,16 @@ static __always_inline struct mr_unwind_mapping *mapping_of(struct mr_unwind_pro
 	return &proc->m[mid];
 }
 
-/* The row covering vaddr in table id of n rows, copied to out; -1 if none. */
-static __always_inline int row_of(__u32 id, __u32 n, __u64 vaddr, struct mr_unwind_row *out)
+/* The row covering vaddr in table id of n rows, copied to out; -1 if none.
+ * A global function: the verifier checks it once, on its own, instead of
+ * once per path through every bpf_loop step that calls it. */
+__noinline int row_of(__u32 id, __u32 n, __u64 vaddr, struct mr_unwind_row *out)
 {
 	void *rows = bpf_map_lookup_elem(&unwind_tables, &id);
 	struct mr_unwind_row *r;
 	__u32 lo = 0, hi = n, mid;
 
-	if (!rows)
+	if (!rows || !out)
 		return -1;
 	for (int i = 0; i < ROW_SEARCH_STEPS && lo < hi; i++) {
 		mid = (lo + hi) / 2;
@@ -207,7 +209,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	struct mr_unwind_process *proc = c->proc;
 	struct mr_unwind_mapping *m;
 	__u32 depth;
-	struct mr_unwind_row r;
+	struct mr_unwind_row r = {};
 	__u64 pc;
 
 	if (!w || !st || !w->ip)
