@@ -35,7 +35,7 @@ end
 _M.options = {
   { name = "pid", short = "p", arg = "PID[,PID...]", convert = args.pid_list,
     help = "trace only these processes (default: every process but moonrover)" },
-  { name = "duration", short = "d", arg = "SECONDS", convert = args.positive_number,
+  { name = "duration", short = "d", arg = "DURATION", convert = args.duration,
     help = "how long to trace (default: until Ctrl-C or the traced processes exit)" },
   { name = "format", arg = "FORMAT", default = "text", convert = args.one_of({ "text", "json" }),
     help = "text (aligned columns) or json (one object per line)" },

@@ -9,6 +9,17 @@ local mt = { __index = _M }
 -- How user stacks are walked unless told: "cfi" or "fp".
 _M.DEFAULT_UNWIND = "cfi"
 
+-- The counters of stats() that count lost samples, each with its reason.
+_M.LOST = {
+  { field = "lost_user_stack", reason = "user stack unreadable" },
+  { field = "lost_stack_full", reason = "stack storage full" },
+  { field = "lost_stack_nomem", reason = "no kernel memory for a stack" },
+  { field = "lost_counts_full", reason = "count map full" },
+  { field = "lost_counts_nomem", reason = "no kernel memory for a count" },
+  { field = "lost_offcpu_start", reason = "blocked-thread map full" },
+  { field = "lost_notify", reason = "process notices dropped (names may be missing)" },
+}
+
 -- An empty profile (freed by the garbage collector), or nil and why.
 function _M.new_profile()
   local lib = rt.lib
