@@ -200,7 +200,7 @@ describe("mr_profile samples", function()
   end)
 
   it("rejects a NULL stack with a depth and unknown frame ids", function()
-    local refused = "cannot add a sample: no profile, or a frame id it does not have"
+    local refused = "cannot add a sample: no profile or thread, or a frame id it does not have"
     assert.same({ nil, refused }, { sample_add(p, 1, "a", nil, 2, 1, 1) })
     assert.same({ nil, refused }, { add(p, 1, "a", { hot, 99 }, 1, 1) })
     assert.same({ nil, refused }, { add(p, 1, "a", { NONE }, 1, 1) })

@@ -44,6 +44,9 @@ _M.options = {
     help = "walk user stacks by unwind tables from .eh_frame (cfi, the default) or by frame pointers only (fp)" },
 }
 
+-- The main binary pprof names ("File:") of a whole-system profile, which has none.
+_M.WHOLE_SYSTEM_FILE = "moonrover whole-system profile"
+
 local DRAIN_INTERVAL_NS = 2e9
 local POLL_MAX_MS = 200
 
@@ -138,7 +141,7 @@ end
 local function write_output(p, job, stacks, meta, out)
   if job.format == "pprof" then
     local ok, err = rt.call(rt.lib.mr_pprof_write, p.profile, out.handle, job.off_cpu and 1 or 0,
-      p.period_ns, meta.duration_ns)
+      p.period_ns, meta.duration_ns, not job.pids and _M.WHOLE_SYSTEM_FILE or nil)
     if not ok then
       out:abort()
       return nil, "cannot write " .. job.output .. ": " .. err
