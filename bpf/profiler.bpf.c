@@ -239,10 +239,14 @@ static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
 	return store_stack(st, depth);
 }
 
+/* Counts apart per thread (the key's tid) only when asked. */
+const volatile bool per_thread = false;
+
+/* Both programs run in the thread sampled (sched_switch before it switches). */
 static __always_inline void take_key(void *ctx, struct mr_stack_key *key, __s32 pid)
 {
 	key->pid = pid;
-	key->pad = 0;
+	key->tid = per_thread ? (__s32)bpf_get_current_pid_tgid() : 0;
 	key->user_stack = take_user_stack(ctx, pid);
 	key->kernel_stack = kernel_stacks ? take_stack(ctx, 0) : 0;
 }

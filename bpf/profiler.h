@@ -9,10 +9,11 @@
 
 /* What a count is attributed to. A stack is named by a 64-bit hash of its
  * addresses (the key of the stacks map); 0 means it could not be taken (the
- * counters below say why) or there is none (kernel threads have no user stack). */
+ * counters below say why) or there is none (kernel threads have no user stack).
+ * tid is the thread only in per-thread profiles, else 0 (no more keys). */
 struct mr_stack_key {
 	__s32 pid;
-	__u32 pad;
+	__s32 tid;
 	__u64 user_stack;
 	__u64 kernel_stack;
 };

@@ -100,11 +100,13 @@ struct mr_module {
 
 struct mr_sample {
 	int32_t pid;
-	uint32_t comm;  /* string id of the process name */
-	uint32_t first; /* index of the leaf frame in mr_profile_stack_frames() */
-	uint32_t depth; /* number of frames, leaf first */
-	uint64_t count; /* samples (on-CPU) or context switches (off-CPU) */
-	uint64_t nanos; /* on-CPU time, or blocked time */
+	uint32_t comm;   /* string id of the process name */
+	int32_t tid;     /* thread id in per-thread profiles, else 0 */
+	uint32_t thread; /* string id of the thread's name ("" when tid is 0) */
+	uint32_t first;  /* index of the leaf frame in mr_profile_stack_frames() */
+	uint32_t depth;  /* number of frames, leaf first */
+	uint64_t count;  /* samples (on-CPU) or context switches (off-CPU) */
+	uint64_t nanos;  /* on-CPU time, or blocked time */
 };
 
 mr_profile *mr_profile_new(char *err, size_t errlen);
@@ -147,9 +149,11 @@ void mr_output_abort(mr_output *o);
 /* Writes the profile as gzipped pprof (profile.proto) into out (commit it
  * after). off_cpu selects the sample types; period_ns is the sampling period
  * of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm labels
- * and a root frame named after the process. */
+ * (and tid and thread in per-thread profiles); the process is no frame.
+ * main_file names the main mapping, pprof's "File:" (a profile of many
+ * processes has no main binary); NULL: the sampled executable. */
 int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_t period_ns,
-		   uint64_t duration_ns, char *err, size_t errlen);
+		   uint64_t duration_ns, const char *main_file, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- profiler */
 
@@ -167,10 +171,10 @@ struct mr_profiler_opts {
 	int32_t kernel;      /* 1: keep kernel frames */
 	const int32_t *pids; /* processes to profile; NULL: every process */
 	uint32_t npids;
-	uint32_t max_stacks;  /* stack map entries; 0: default */
-	uint64_t duration_ns; /* nothing is counted past this long after start; 0: until stopped */
-	int32_t unwind;       /* enum mr_unwind_mode */
-	uint32_t pad;
+	uint32_t max_stacks;         /* stack map entries; 0: default */
+	uint64_t duration_ns;        /* nothing is counted past this long after start; 0: until stopped */
+	int32_t unwind;              /* enum mr_unwind_mode */
+	int32_t per_thread;          /* 1: samples of each thread apart (struct mr_sample's tid) */
 	uint64_t unwind_table_bytes; /* bound on the unwind tables' kernel memory; 0: default */
 };
 

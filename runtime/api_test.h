@@ -47,6 +47,17 @@ int mr_profile_frame_add(mr_profile *p, const struct mr_frame *f, uint32_t *id, 
  * leaf first), creating it when new. */
 int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames,
 			  uint32_t depth, uint64_t count, uint64_t nanos, char *err, size_t errlen);
+/* The thread of a sample of a per-thread profile (tid 0: the whole process). */
+struct mr_sample_thread {
+	int32_t tid;
+	uint32_t pad;
+	const char *name; /* the thread's name (NULL counts as "") */
+};
+/* mr_profile_sample_add for one thread: the samples of different threads
+ * (tid and name) of a process stay apart. */
+int mr_profile_thread_sample_add(mr_profile *p, int32_t pid, const char *comm,
+				 const struct mr_sample_thread *thread, const uint32_t *frames,
+				 uint32_t depth, uint64_t count, uint64_t nanos, char *err, size_t errlen);
 uint32_t mr_profile_frame_count(const mr_profile *p);
 uint32_t mr_profile_module_count(const mr_profile *p);
 const struct mr_module *mr_profile_modules(const mr_profile *p);

@@ -15,7 +15,8 @@ set(MR_SOURCES_unwind unwind_cache.c unwind_debug_frame.c unwind_fde_index.c unw
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c proc_stat.c proc_watch.c)
 set(MR_SOURCES_profile profile.c profile_copy.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)
-set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_check.c profiler_drain.c profiler_processes.c)
+set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_check.c profiler_drain.c profiler_processes.c
+    profiler_threads.c)
 set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_streams.c data_plane_thread.c)
 set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_memory.c script_owner.c script_set.c
     script_state.c script_traceback.c script_trust.c watchdog.c)

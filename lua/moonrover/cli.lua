@@ -34,7 +34,7 @@ local function overview()
     lines[#lines + 1] = string.format("  %-10s %s", c.name, summary)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = "Run 'moonrover COMMAND --help' for a command's options."
+  lines[#lines + 1] = "Run 'moonrover help COMMAND' (or 'moonrover COMMAND --help') for a command's options."
   return table.concat(lines, "\n") .. "\n"
 end
 
@@ -56,26 +56,52 @@ local function wants_help(argv)
   return false
 end
 
+local function unknown(name)
+  say(io.stderr, "moonrover: unknown command '" .. name .. "' (try 'moonrover help')\n")
+  return EXIT_USAGE
+end
+
+-- The command's --help text; an alias's usage line names the alias typed.
+local function command_help(name, command)
+  local usage = command.usage:gsub("^moonrover %S+", "moonrover " .. name, 1)
+  return args.help(usage, command.description or command.summary, command.options), usage
+end
+
+-- `moonrover help [COMMAND]`: the command list, or that command's --help.
+local function help(topic)
+  if topic == nil then
+    say(io.stdout, overview())
+    return 0
+  end
+  local command = find_command(topic)
+  if not command then
+    return unknown(topic)
+  end
+  say(io.stdout, (command_help(topic, command)))
+  return 0
+end
+
 -- Runs the command in argv[1] with the rest of argv; returns the exit code.
 function _M.main(argv)
   local name = argv[1]
-  if name == nil or name == "help" or name == "--help" or name == "-h" then
+  if name == nil then
     say(io.stdout, overview())
-    return name == nil and EXIT_USAGE or 0
+    return EXIT_USAGE
+  end
+  if name == "help" or name == "--help" or name == "-h" then
+    return help(argv[2])
   end
   if name == "--version" or name == "-v" then
     name = "version"
   end
   local command = find_command(name)
   if not command then
-    say(io.stderr, "moonrover: unknown command '" .. name .. "' (try 'moonrover --help')\n")
-    return EXIT_USAGE
+    return unknown(name)
   end
   local rest = { unpack(argv, 2) }
-  -- an alias's usage line names the alias the user typed
-  local usage = command.usage:gsub("^moonrover %S+", "moonrover " .. name, 1)
+  local text, usage = command_help(name, command)
   if wants_help(rest) then
-    say(io.stdout, args.help(usage, command.description or command.summary, command.options))
+    say(io.stdout, text)
     return 0
   end
   local values, positional, given = args.parse(command.options, rest)

@@ -13,7 +13,8 @@ struct mr_pprof_options {
 	int off_cpu;        /* sample types off_cpu/nanoseconds instead of cpu/ */
 	uint64_t period_ns; /* sampling period of on-CPU profiles */
 	uint64_t duration_ns;
-	int64_t time_ns; /* collection time, nanoseconds since the Unix epoch */
+	int64_t time_ns;       /* collection time, nanoseconds since the Unix epoch */
+	const char *main_file; /* the main mapping's name; NULL: the sampled executable */
 };
 
 struct mr_pprof_message {

@@ -1,6 +1,7 @@
 /* pprof_samples.h - the samples of a pprof message built from an mr_profile:
- * values [count, nanos], locations leaf first ending with the comm's root
- * location, and labels "pid" (number) and "comm" (string). */
+ * values [count, nanos], locations leaf first, and labels "pid" (number) and
+ * "comm" (string), plus "tid" (number) and "thread" (its name) in per-thread
+ * profiles. The process is a label, not a frame. */
 #ifndef MR_PPROF_PPROF_SAMPLES_H
 #define MR_PPROF_PPROF_SAMPLES_H
 
@@ -14,14 +15,12 @@ struct mr_pprof_samples {
 	size_t nsamples;
 	uint64_t *location_ids; /* every sample's location ids, back to back */
 	int64_t *values;        /* two per sample */
-	Pprof__Label *labels;   /* two per sample */
+	Pprof__Label *labels;   /* up to four per sample */
 	Pprof__Label **label_ptrs;
 };
 
-/* comm_location maps a comm's profile string id to its root location id.
- * Returns 0 or -ENOMEM; call mr_pprof_samples_free() either way. */
-int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p,
-			   const uint64_t *comm_location);
+/* Returns 0 or -ENOMEM; call mr_pprof_samples_free() either way. */
+int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p);
 void mr_pprof_samples_free(struct mr_pprof_samples *s);
 
 #endif

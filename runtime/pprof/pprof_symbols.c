@@ -44,29 +44,14 @@ static uint64_t function_id(struct mr_pprof_symbols *s, int64_t name, int64_t fi
 	return f->id;
 }
 
-/* Gives each distinct comm of the samples a location id after the frames'. */
-static int number_comms(struct mr_pprof_symbols *s, const mr_profile *p)
+/* Room for one mapping per module but "none", plus the main one when named,
+ * and one location (and at most one function) per frame. */
+static int allocate(struct mr_pprof_symbols *s, const mr_profile *p, const char *main_file)
 {
-	const struct mr_sample *samples = mr_profile_samples(p);
-	uint32_t n = mr_profile_sample_count(p);
-	uint32_t i;
+	size_t nmodules = mr_profile_module_count(p);
 
-	for (i = 0; i < n; i++)
-		if (samples[i].comm >= s->ncomms)
-			s->ncomms = (size_t)samples[i].comm + 1;
-	s->comm_location = mr_zeroed_array(s->ncomms, sizeof(*s->comm_location));
-	if (!s->comm_location)
-		return -ENOMEM;
+	s->nmappings = (nmodules ? nmodules - 1 : 0) + (main_file != NULL);
 	s->nlocations = mr_profile_frame_count(p);
-	for (i = 0; i < n; i++)
-		if (!s->comm_location[samples[i].comm])
-			s->comm_location[samples[i].comm] = ++s->nlocations;
-	return 0;
-}
-
-static int allocate(struct mr_pprof_symbols *s, size_t nmodules)
-{
-	s->nmappings = nmodules ? nmodules - 1 : 0;
 	s->mappings = mr_zeroed_array(s->nmappings, sizeof(*s->mappings));
 	s->mapping_ptrs = mr_zeroed_array(s->nmappings, sizeof(*s->mapping_ptrs));
 	s->functions = mr_zeroed_array(s->nlocations, sizeof(*s->functions));
@@ -92,9 +77,9 @@ static int mapping_rank(const mr_profile *p, uint64_t id)
 	return strcmp(mr_profile_string(p, m->path), MR_KERNEL_MODULE) == 0 ? 2 : 1;
 }
 
-static void order_mappings(struct mr_pprof_symbols *s, const mr_profile *p)
+static void order_mappings(struct mr_pprof_symbols *s, const mr_profile *p, size_t n)
 {
-	for (size_t i = 1; i < s->nmappings; i++) {
+	for (size_t i = 1; i < n; i++) {
 		Pprof__Mapping *m = s->mapping_ptrs[i];
 		int rank = mapping_rank(p, m->id);
 		size_t j = i;
@@ -105,16 +90,36 @@ static void order_mappings(struct mr_pprof_symbols *s, const mr_profile *p)
 	}
 }
 
+/* The main mapping of a profile of many processes: named main_file, holding
+ * no address, with the id after the modules', put first. */
+static int add_main_mapping(struct mr_pprof_symbols *s, struct mr_intern *strings, const char *main_file)
+{
+	size_t last = s->nmappings - 1;
+	Pprof__Mapping *m = &s->mappings[last];
+	uint32_t file = mr_intern_add(strings, main_file);
+
+	if (file == MR_HASH_NONE)
+		return -ENOMEM;
+	pprof__mapping__init(m);
+	m->id = last + 1;
+	m->filename = file;
+	memmove(&s->mapping_ptrs[1], &s->mapping_ptrs[0], last * sizeof(*s->mapping_ptrs));
+	s->mapping_ptrs[0] = m;
+	return 0;
+}
+
 /* One mapping per module but "none": the file and build id as named, and an
  * address range from 0 past the highest frame address seen in it. */
-static int build_mappings(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p)
+static int build_mappings(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p,
+			  const char *main_file)
 {
 	const struct mr_module *modules = mr_profile_modules(p);
 	const struct mr_frame *frames = mr_profile_frames(p);
 	uint32_t nframes = mr_profile_frame_count(p);
+	size_t nmodule_mappings = s->nmappings - (main_file != NULL);
 	uint32_t i;
 
-	for (i = 0; i < s->nmappings; i++) {
+	for (i = 0; i < nmodule_mappings; i++) {
 		Pprof__Mapping *m = &s->mappings[i];
 		uint32_t file = mr_intern_add(strings, mr_profile_string(p, modules[i + 1].path));
 		uint32_t build_id = mr_intern_add(strings, mr_profile_string(p, modules[i + 1].build_id));
@@ -136,8 +141,8 @@ static int build_mappings(struct mr_pprof_symbols *s, struct mr_intern *strings,
 			m->memory_limit = frames[i].address == UINT64_MAX ? UINT64_MAX
 									  : frames[i].address + 1;
 	}
-	order_mappings(s, p);
-	return 0;
+	order_mappings(s, p, nmodule_mappings);
+	return main_file ? add_main_mapping(s, strings, main_file) : 0;
 }
 
 static const char *name_or_unknown(const char *text)
@@ -182,36 +187,17 @@ static int build_frame_locations(struct mr_pprof_symbols *s, struct mr_intern *s
 	return 0;
 }
 
-static int build_comm_locations(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p)
-{
-	size_t comm;
-
-	for (comm = 0; comm < s->ncomms; comm++) {
-		uint32_t name;
-
-		if (!s->comm_location[comm])
-			continue;
-		name = mr_intern_add(strings, name_or_unknown(mr_profile_string(p, (uint32_t)comm)));
-		if (name == MR_HASH_NONE || add_location(s, s->comm_location[comm] - 1, name, 0))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-int mr_pprof_symbols_build(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p)
+int mr_pprof_symbols_build(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p,
+			   const char *main_file)
 {
 	int err;
 
 	memset(s, 0, sizeof(*s));
-	err = number_comms(s, p);
+	err = allocate(s, p, main_file);
 	if (!err)
-		err = allocate(s, mr_profile_module_count(p));
-	if (!err)
-		err = build_mappings(s, strings, p);
+		err = build_mappings(s, strings, p, main_file);
 	if (!err)
 		err = build_frame_locations(s, strings, p);
-	if (!err)
-		err = build_comm_locations(s, strings, p);
 	return err;
 }
 
@@ -226,6 +212,5 @@ void mr_pprof_symbols_free(struct mr_pprof_symbols *s)
 	free(s->location_ptrs);
 	free(s->lines);
 	free(s->line_ptrs);
-	free(s->comm_location);
 	memset(s, 0, sizeof(*s));
 }

@@ -1,7 +1,8 @@
 /* pprof_symbols.h - the symbol side of a pprof message built from an
- * mr_profile: one Mapping per module (id = module id), one Location per frame
- * (id = frame index + 1) plus one per process name (a synthetic root frame
- * named after the comm), and one Function per distinct (name, file). */
+ * mr_profile: one Mapping per module (id = module id), first the main one
+ * when the profile names it (a profile of many processes), one Location per
+ * frame (id = frame index + 1) and one Function per distinct (name, file).
+ * The process is no frame: samples carry it in labels (pprof_samples.h). */
 #ifndef MR_PPROF_PPROF_SYMBOLS_H
 #define MR_PPROF_PPROF_SYMBOLS_H
 
@@ -25,14 +26,13 @@ struct mr_pprof_symbols {
 	Pprof__Line *lines;
 	Pprof__Line **line_ptrs;
 	size_t nlocations;
-
-	uint64_t *comm_location; /* by profile string id of a comm: its root location id */
-	size_t ncomms;           /* entries in comm_location */
 };
 
-/* Builds everything above, adding names to strings. Returns 0 or -ENOMEM;
- * call mr_pprof_symbols_free() either way. */
-int mr_pprof_symbols_build(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p);
+/* Builds everything above, adding names to strings; main_file names the
+ * main mapping (pprof's "File:"), NULL to rank the sampled executable first.
+ * Returns 0 or -ENOMEM; call mr_pprof_symbols_free() either way. */
+int mr_pprof_symbols_build(struct mr_pprof_symbols *s, struct mr_intern *strings, const mr_profile *p,
+			   const char *main_file);
 void mr_pprof_symbols_free(struct mr_pprof_symbols *s);
 
 #endif

@@ -46,13 +46,14 @@ static int write_message(const Pprof__Profile *profile, mr_output *out)
 }
 
 int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_t period_ns,
-		   uint64_t duration_ns, char *err, size_t errlen)
+		   uint64_t duration_ns, const char *main_file, char *err, size_t errlen)
 {
 	struct mr_pprof_options opts = {
 		.off_cpu = off_cpu,
 		.period_ns = period_ns,
 		.duration_ns = duration_ns,
 		.time_ns = wall_clock_ns(),
+		.main_file = main_file,
 	};
 	struct mr_pprof_message msg;
 	int rc;

@@ -72,6 +72,7 @@ static int frame_of(struct copy *c, uint32_t id, uint32_t *out, char *err, size_
 static int copy_sample(struct copy *c, const struct mr_sample *s, char *err, size_t errlen)
 {
 	uint32_t *stack = mr_grow_array(c->stack, &c->stack_cap, s->depth, sizeof(*stack));
+	struct mr_sample_thread thread = { .tid = s->tid };
 	int rc;
 
 	if (!stack)
@@ -82,8 +83,9 @@ static int copy_sample(struct copy *c, const struct mr_sample *s, char *err, siz
 		if (rc)
 			return rc;
 	}
-	return mr_profile_sample_add(c->dst, s->pid, mr_profile_string(c->src, s->comm), stack, s->depth,
-				     s->count, s->nanos, err, errlen);
+	thread.name = mr_profile_string(c->src, s->thread);
+	return mr_profile_thread_sample_add(c->dst, s->pid, mr_profile_string(c->src, s->comm), &thread,
+					    stack, s->depth, s->count, s->nanos, err, errlen);
 }
 
 static uint32_t *unseen_ids(size_t n)

@@ -1,4 +1,4 @@
-/* profile_samples.c - aggregation of samples by (pid, comm, stack): adding
+/* profile_samples.c - aggregation of samples by (pid, comm, thread, stack): adding
  * a known stack again sums its count and nanos; each distinct stack's frame
  * ids are stored once, leaf first, in one flat array. */
 #include <errno.h>
@@ -12,6 +12,8 @@ struct sample_key {
 	const struct mr_profile *p;
 	int32_t pid;
 	uint32_t comm;
+	int32_t tid;
+	uint32_t thread;
 	const uint32_t *frames;
 	uint32_t depth;
 };
@@ -19,6 +21,8 @@ struct sample_key {
 static uint32_t sample_hash(const struct sample_key *k)
 {
 	uint64_t h = mr_hash_word(mr_hash_word(MR_HASH_SEED, (uint32_t)k->pid), k->comm);
+
+	h = mr_hash_word(mr_hash_word(h, (uint32_t)k->tid), k->thread);
 	uint32_t i;
 
 	for (i = 0; i < k->depth; i++)
@@ -31,7 +35,8 @@ static int sample_equal(const void *ctx, uint32_t id)
 	const struct sample_key *k = ctx;
 	const struct mr_sample *s = &k->p->samples[id];
 
-	return s->pid == k->pid && s->comm == k->comm && s->depth == k->depth &&
+	return s->pid == k->pid && s->comm == k->comm && s->tid == k->tid && s->thread == k->thread &&
+	       s->depth == k->depth &&
 	       (k->depth == 0 ||
 		memcmp(&k->p->stack[s->first], k->frames, k->depth * sizeof(*k->frames)) == 0);
 }
@@ -71,26 +76,35 @@ static int sample_append(struct mr_profile *p, const struct sample_key *k, uint3
 		memcpy(&p->stack[p->nstack], k->frames, k->depth * sizeof(*k->frames));
 	*id = (uint32_t)p->nsamples++;
 	p->samples[*id] = (struct mr_sample){
-		.pid = k->pid, .comm = k->comm, .first = (uint32_t)p->nstack, .depth = k->depth
+		.pid = k->pid,
+		.comm = k->comm,
+		.tid = k->tid,
+		.thread = k->thread,
+		.first = (uint32_t)p->nstack,
+		.depth = k->depth,
 	};
 	p->nstack += k->depth;
 	return 0;
 }
 
-int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames,
-			  uint32_t depth, uint64_t count, uint64_t nanos, char *err, size_t errlen)
+int mr_profile_thread_sample_add(mr_profile *p, int32_t pid, const char *comm,
+				 const struct mr_sample_thread *thread, const uint32_t *frames,
+				 uint32_t depth, uint64_t count, uint64_t nanos, char *err, size_t errlen)
 {
 	struct sample_key key = { .p = p, .pid = pid, .frames = frames, .depth = depth };
 	uint32_t hash;
 	uint32_t id;
 	int rc;
 
-	if (!p || !stack_valid(p, frames, depth)) {
-		snprintf(err, errlen, "cannot add a sample: no profile, or a frame id it does not have");
+	if (!p || !thread || !stack_valid(p, frames, depth)) {
+		snprintf(err, errlen,
+			 "cannot add a sample: no profile or thread, or a frame id it does not have");
 		return -EINVAL;
 	}
+	key.tid = thread->tid;
 	key.comm = mr_intern_add(&p->strings, comm);
-	if (key.comm == MR_HASH_NONE) {
+	key.thread = mr_intern_add(&p->strings, thread->tid ? thread->name : "");
+	if (key.comm == MR_HASH_NONE || key.thread == MR_HASH_NONE) {
 		snprintf(err, errlen, "cannot add a sample: out of memory");
 		return -ENOMEM;
 	}
@@ -107,6 +121,14 @@ int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const ui
 	p->samples[id].count += count;
 	p->samples[id].nanos += nanos;
 	return 0;
+}
+
+int mr_profile_sample_add(mr_profile *p, int32_t pid, const char *comm, const uint32_t *frames,
+			  uint32_t depth, uint64_t count, uint64_t nanos, char *err, size_t errlen)
+{
+	const struct mr_sample_thread whole = { .tid = 0 };
+
+	return mr_profile_thread_sample_add(p, pid, comm, &whole, frames, depth, count, nanos, err, errlen);
 }
 
 uint32_t mr_profile_sample_count(const mr_profile *p)

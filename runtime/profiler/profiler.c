@@ -50,6 +50,7 @@ static int configure(struct mr_profiler *p, const struct mr_profiler_opts *o)
 	s->rodata->filter_pids = o->npids > 0;
 	s->rodata->kernel_stacks = o->kernel != 0;
 	s->rodata->cfi_unwind = o->unwind == MR_UNWIND_MODE_CFI;
+	s->rodata->per_thread = o->per_thread != 0;
 	s->rodata->exclude_tgid = o->npids ? 0 : (__u32)getpid();
 	err = bpf_map__set_max_entries(s->maps.stacks, max);
 	err = err ?: bpf_map__set_max_entries(s->maps.counts0, max);

@@ -31,6 +31,7 @@ struct drain {
 	mr_profile *prof;
 	int stacks_fd;
 	int stacks_spill_fd;
+	struct mr_pid_table *threads; /* names of the threads seen (per-thread profiles only) */
 	uint32_t frames[MAX_FRAMES];
 	uint32_t depth;
 };
@@ -141,6 +142,7 @@ static const char *comm_of(struct drain *d, int32_t pid, char *buf, size_t len)
 static int add_sample(struct drain *d, const struct mr_stack_key *k, const struct mr_stack_value *v)
 {
 	char comm[32];
+	struct mr_sample_thread thread = { .tid = k->tid };
 	uint64_t nanos = d->p->opts.off_cpu ? v->nanos : v->count * (1000000000ull / d->p->opts.frequency);
 	int rc = 0;
 
@@ -154,8 +156,9 @@ static int add_sample(struct drain *d, const struct mr_stack_key *k, const struc
 	if (rc != 0)
 		return rc;
 	d->p->stacks_drained++;
-	return mr_profile_sample_add(d->prof, k->pid, comm_of(d, k->pid, comm, sizeof(comm)), d->frames,
-				     d->depth, v->count, nanos, NULL, 0);
+	thread.name = k->tid ? mr_profiler_thread_name(d->threads, k->pid, k->tid) : "";
+	return mr_profile_thread_sample_add(d->prof, k->pid, comm_of(d, k->pid, comm, sizeof(comm)), &thread,
+					    d->frames, d->depth, v->count, nanos, NULL, 0);
 }
 
 /* Collects the keys first: deleting while walking restarts the walk. */
@@ -213,9 +216,30 @@ static int drain_generation(struct drain *d, __u32 gen)
 	return rc ? rc : spill_rc;
 }
 
-int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen)
+/* A drain of p into prof (with a table of thread names when per-thread), or NULL. */
+static struct drain *drain_new(struct mr_profiler *p, mr_profile *prof)
 {
 	struct drain *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->p = p;
+	d->prof = prof;
+	d->stacks_fd = bpf_map__fd(p->skel->maps.stacks);
+	d->stacks_spill_fd = bpf_map__fd(p->skel->maps.stacks_spill);
+	if (p->opts.per_thread) {
+		d->threads = mr_pid_table_new(MR_COMM_LEN + 1);
+		if (!d->threads) {
+			free(d);
+			return NULL;
+		}
+	}
+	return d;
+}
+
+int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen)
+{
+	struct drain *d = drain_new(p, prof);
 	__u32 idle;
 	int rc, later_rc;
 
@@ -226,10 +250,6 @@ int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen
 	/* Capture the mappings of processes announced since the last poll. */
 	if (p->notices)
 		ring_buffer__consume(p->notices);
-	d->p = p;
-	d->prof = prof;
-	d->stacks_fd = bpf_map__fd(p->skel->maps.stacks);
-	d->stacks_spill_fd = bpf_map__fd(p->skel->maps.stacks_spill);
 	idle = p->skel->bss->active;
 	__atomic_store_n(&p->skel->bss->active, !idle, __ATOMIC_SEQ_CST);
 	mr_sys_sleep_ms(FLIP_GRACE_MS);
@@ -239,6 +259,7 @@ int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen
 		later_rc = drain_generation(d, !idle); /* what earlier drains put off */
 		rc = rc ? rc : later_rc;
 	}
+	mr_pid_table_free(d->threads);
 	free(d);
 	p->drains++;
 	mr_profiler_forget_exited(p);

@@ -52,5 +52,8 @@ int mr_profiler_handle_notice(void *ctx, void *data, size_t size);
 int mr_profiler_check_cfi(char *detail, size_t len);
 /* Forgets the exited processes whose samples have all been drained. */
 void mr_profiler_forget_exited(struct mr_profiler *p);
+/* The name of thread tid of pid, read once into names (tid -> MR_COMM_LEN + 1
+ * bytes); "" when the thread is gone or memory is short. It moves at the next call. */
+const char *mr_profiler_thread_name(struct mr_pid_table *names, int32_t pid, int32_t tid);
 
 #endif

@@ -108,13 +108,13 @@ local function off_cpu_profile()
 end
 
 -- Writes p as pprof into path through an output file: 0, or nil and why.
-local function write(p, path, off_cpu)
+local function write(p, path, off_cpu, main_file)
   local out, err = output_file.open(path)
   if not out then
     return nil, err
   end
   local ok
-  ok, err = rt.call(lib.mr_pprof_write, p, out.handle, off_cpu, 10 * MS, 1000 * MS)
+  ok, err = rt.call(lib.mr_pprof_write, p, out.handle, off_cpu, 10 * MS, 1000 * MS, main_file)
   if not ok then
     out:abort()
     return nil, err
@@ -161,18 +161,58 @@ describe("mr_pprof_write", function()
     assert.matches("\n%s+0%s+0%%%s+100%%%s+400ms%s+100%%%s+main\n", cpu)
   end)
 
-  it("keeps stacks leaf first with the process name at the root, and labels", function()
+  it("keeps stacks leaf first, the process in labels and not as a frame", function()
     local path = tmp .. "/cpu.pb.gz"
     assert.equal(0, write(on_cpu_profile(), path, 0))
     local traces = parse_traces(pprof("-traces", path))
     assert.equal(2, #traces)
     local a = find_trace(traces, "hot_a")
-    assert.same({ "hot_a", "work", "main", "app" }, a.frames)
+    assert.same({ "hot_a", "work", "main" }, a.frames)
     assert.equal("300ms", a.value)
     assert.same({ comm = "app", pid = "4242" }, a.labels)
     local b = find_trace(traces, "hot_b")
-    assert.same({ "hot_b", "work", "main", "app" }, b.frames)
+    assert.same({ "hot_b", "work", "main" }, b.frames)
     assert.equal("100ms", b.value)
+    local top = pprof("-top", path)
+    assert.is_nil(top:find("%%%s+app\n"), top)
+    assert.matches("\n%s+0%s+0%%%s+100%%%s+400ms%s+100%%%s+main\n", top)
+  end)
+
+  it("labels each thread of a per-thread profile with its id and name", function()
+    local p = new_profile()
+    local app = module(p, "/usr/bin/app", "", true)
+    local main, hot = frame(p, "main", app, 0x1100), frame(p, "hot", app, 0x1200)
+    assert.equal(0, build.thread_sample(p, 4242, "app", 4243, "worker", { hot, main }, 30, 300 * MS))
+    assert.equal(0, build.thread_sample(p, 4242, "app", 4244, "io", { hot, main }, 10, 100 * MS))
+    local path = tmp .. "/threads.pb.gz"
+    assert.equal(0, write(p, path, 0))
+    local traces = parse_traces(pprof("-traces", path))
+    assert.equal(2, #traces)
+    local by_thread = {}
+    for _, t in ipairs(traces) do
+      by_thread[t.labels.thread] = t
+    end
+    assert.same({ comm = "app", pid = "4242", thread = "worker", tid = "4243" }, by_thread.worker.labels)
+    assert.equal("300ms", by_thread.worker.value)
+    assert.same({ comm = "app", pid = "4242", thread = "io", tid = "4244" }, by_thread.io.labels)
+    local tags = pprof("-tags", path)
+    assert.matches("thread: Total", tags, 1, true)
+    assert.matches("300.0ms (75.00%): worker", tags, 1, true)
+  end)
+
+  it("names the main mapping of a profile of many processes as told, not after one of them", function()
+    local p = new_profile()
+    local app = module(p, "/usr/bin/app", "", true)
+    local db = module(p, "/usr/sbin/db", "", true)
+    add(p, 1, "app", { frame(p, "serve", app, 0x1100) }, 3, 30 * MS)
+    add(p, 2, "db", { frame(p, "query", db, 0x2100) }, 1, 10 * MS)
+    local named, plain = tmp .. "/whole.pb.gz", tmp .. "/plain.pb.gz"
+    assert.equal(0, write(p, named, 0, "moonrover whole-system profile"))
+    assert.equal(0, write(p, plain, 0))
+    assert.matches("File: moonrover whole-system profile\n", pprof("-top", named), 1, true)
+    assert.matches("File: app\n", pprof("-top", plain), 1, true)
+    local traces = parse_traces(pprof("-traces", named))
+    assert.same({ "serve" }, find_trace(traces, "serve").frames)
   end)
 
   it("names the sample and period types and the mappings", function()
@@ -198,7 +238,7 @@ describe("mr_pprof_write", function()
     assert.matches("0xffffffff81c00010 M=%d+ schedule %[kernel%.kallsyms%]", raw)
     local traces = parse_traces(pprof("-traces -sample_index=off_cpu", path))
     assert.equal(1, #traces)
-    assert.same({ "schedule", "read", "main", "server" }, traces[1].frames)
+    assert.same({ "schedule", "read", "main" }, traces[1].frames)
     assert.equal("250ms", traces[1].value)
     local top = pprof("-top -sample_index=off_cpu", path)
     assert.matches("Type: off_cpu\n", top, 1, true)
@@ -249,6 +289,6 @@ describe("mr_pprof_write", function()
     assert.equal("writing pprof: no profile or no output file", err)
     assert.same({}, list_dir(tmp))
     assert.same({ nil, "writing pprof: no profile or no output file" },
-      { rt.call(lib.mr_pprof_write, on_cpu_profile(), nil, 0, 0, 0) })
+      { rt.call(lib.mr_pprof_write, on_cpu_profile(), nil, 0, 0, 0, nil) })
   end)
 end)

@@ -200,7 +200,7 @@ describe("mr_profile samples", function()
   end)
 
   it("rejects a NULL stack with a depth and unknown frame ids", function()
-    local refused = "cannot add a sample: no profile, or a frame id it does not have"
+    local refused = "cannot add a sample: no profile or thread, or a frame id it does not have"
     assert.same({ nil, refused }, { sample_add(p, 1, "a", nil, 2, 1, 1) })
     assert.same({ nil, refused }, { add(p, 1, "a", { hot, 99 }, 1, 1) })
     assert.same({ nil, refused }, { add(p, 1, "a", { NONE }, 1, 1) })
@@ -242,5 +242,31 @@ describe("mr_profile samples", function()
     local last = samples[n - 1]
     assert.equal(100 + (n - 1) % 3, last.pid)
     assert.equal(ids[(n - 1) % nframes + 1], all[last.first])
+  end)
+end)
+
+describe("mr_profile samples of threads", function()
+  it("keeps the threads of a process apart, and a copy keeps them", function()
+    local p = new_profile()
+    local hot = frame(p, "hot", 0, 1)
+    assert.equal(0, build.thread_sample(p, 7, "app", 8, "worker", { hot }, 2, 20))
+    assert.equal(0, build.thread_sample(p, 7, "app", 8, "worker", { hot }, 1, 10))
+    assert.equal(0, build.thread_sample(p, 7, "app", 9, "io", { hot }, 5, 50))
+    assert.equal(0, add(p, 7, "app", { hot }, 4, 40))
+    local function threads_of(prof)
+      local out = {}
+      local samples = lib.mr_profile_samples(prof)
+      for i = 0, lib.mr_profile_sample_count(prof) - 1 do
+        local s = samples[i]
+        out[#out + 1] = { s.tid, str(prof, s.thread), tonumber(s.count) }
+      end
+      table.sort(out, function(a, b) return a[1] < b[1] end)
+      return out
+    end
+    local expected = { { 0, "", 4 }, { 8, "worker", 3 }, { 9, "io", 5 } }
+    assert.same(expected, threads_of(p))
+    local copy = new_profile()
+    assert(rt.call(lib.mr_profile_copy, copy, p, nil, 0))
+    assert.same(expected, threads_of(copy))
   end)
 end)

@@ -49,4 +49,12 @@ function _M.sample(p, pid, comm, ids, count, nanos)
   return rt.call(lib.mr_profile_sample_add, p, pid, comm, frames, #ids, count, nanos)
 end
 
+-- The same for thread tid (named name) of the process, as a per-thread
+-- profile holds it.
+function _M.thread_sample(p, pid, comm, tid, name, ids, count, nanos)
+  local frames = ffi.new("uint32_t[?]", math.max(#ids, 1), ids)
+  local thread = ffi.new("struct mr_sample_thread", { tid = tid, name = name })
+  return rt.call(lib.mr_profile_thread_sample_add, p, pid, comm, thread, frames, #ids, count, nanos)
+end
+
 return _M

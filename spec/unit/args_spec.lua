@@ -45,6 +45,72 @@ describe("args.parse", function()
   end)
 end)
 
+describe("args.parse, the forms people type", function()
+  local FORMS = {
+    { name = "frequency", short = "F", arg = "HZ", default = 99, convert = args.int_range(1, 10000), help = "hz" },
+    { name = "pid", short = "p", arg = "PID", convert = args.pid_list, help = "pids" },
+    { name = "duration", short = "d", arg = "DURATION", default = 10, convert = args.duration, help = "how long" },
+    { name = "format", short = "f", arg = "FORMAT", convert = args.one_of({ "folded", "svg" }), help = "format" },
+    { name = "off-cpu", help = "blocked time" },
+  }
+
+  it("takes a short option's value attached, as perf does", function()
+    local v = assert(args.parse(FORMS, { "-F99", "-p30397", "-d1" }))
+    assert.same(99, v.frequency)
+    assert.same({ 30397 }, v.pid)
+    assert.same(1, v.duration)
+  end)
+
+  it("reads durations with units, apart, attached or after '='", function()
+    assert.same(5, assert(args.parse(FORMS, { "-d", "5s" })).duration)
+    assert.same(120, assert(args.parse(FORMS, { "-d", "2m" })).duration)
+    assert.same(0.25, assert(args.parse(FORMS, { "-d250ms" })).duration)
+    assert.same(90, assert(args.parse(FORMS, { "--duration=1.5m" })).duration)
+  end)
+
+  it("reads --opt=value for every option that takes a value", function()
+    local v = assert(args.parse(FORMS, { "--frequency=999", "--pid=7", "--duration=3", "--format=svg" }))
+    assert.same({ 999, { 7 }, 3, "svg" }, { v.frequency, v.pid, v.duration, v.format })
+  end)
+
+  it("refuses a duration that is not one, or is zero, naming the text", function()
+    local v, err = args.parse(FORMS, { "-d", "5x" })
+    assert.is_nil(v)
+    assert.same("invalid value for --duration: '5x' has an unknown unit 'x' (us, ms, s, m, h)", err)
+    v, err = args.parse(FORMS, { "-d0" })
+    assert.is_nil(v)
+    assert.same("invalid value for --duration: '0' is not a duration above zero", err)
+  end)
+
+  it("refuses a value given to a flag, in either form", function()
+    local v, err = args.parse(FORMS, { "--off-cpu=yes" })
+    assert.is_nil(v)
+    assert.same("option --off-cpu takes no value (given 'yes')", err)
+    local short = { { name = "x", short = "x", help = "a flag" } }
+    v, err = args.parse(short, { "-xy" })
+    assert.is_nil(v)
+    assert.same("option --x takes no value (given 'y')", err)
+  end)
+
+  it("takes a word that is not an option, such as a negative number, as positional", function()
+    local v, pos = args.parse(FORMS, { "-3" })
+    assert.truthy(v)
+    assert.same({ "-3" }, pos)
+  end)
+end)
+
+describe("args.one_of", function()
+  it("ignores letter case and gives the choice as listed", function()
+    local conv = args.one_of({ "folded", "pprof", "svg" })
+    assert.same("svg", conv("SVG"))
+    assert.same("folded", conv("Folded"))
+    assert.same("pprof", conv("pprof"))
+    local v, err = conv("PNG")
+    assert.is_nil(v)
+    assert.same("'PNG' is not one of folded, pprof, svg", err)
+  end)
+end)
+
 describe("args.int_range", function()
   it("accepts whole numbers in range only", function()
     local conv = args.int_range(1, 100)

@@ -20,6 +20,17 @@ describe("folded writer", function()
       folded.render(sample_stacks(), { unit = "samples" }))
   end)
 
+  it("puts a per-thread stack's thread between the process and the root", function()
+    local stacks = {
+      { comm = "app", pid = 7, tid = 8, thread = "worker 1", frames = { "main", "spin" },
+        kinds = { "user", "kernel" }, count = 3 },
+      { comm = "app", pid = 7, tid = 9, thread = "", frames = { "main" }, count = 2 },
+      { comm = "app", pid = 7, frames = { "main" }, count = 1 },
+    }
+    assert.are.equal("app;main 1\n" .. "app;tid-8 (worker 1);main;spin_[k] 3\n" .. "app;tid-9;main 2\n",
+      folded.render(stacks, { unit = "samples" }))
+  end)
+
   it("uses nanoseconds for off-CPU profiles", function()
     assert.are.equal(
       "myapp;main;jitted_[j] 55\n" ..

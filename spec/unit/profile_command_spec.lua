@@ -44,6 +44,33 @@ describe("profile.job_from", function()
   end)
 end)
 
+describe("profile.job_from, options as people type them", function()
+  local function job_of(argv)
+    local values, _, given = assert(args.parse(profile.options, argv))
+    return assert(profile.job_from(values, given))
+  end
+
+  it("reads -F99 -p<pid> -d1, durations with units, --opt=value and any case of a format", function()
+    local job = job_of({ "-F99", "-p30397", "-d1", "-o", "x", "-f", "SVG" })
+    assert.same({ 99, { 30397 }, 1e9, "svg" }, { job.frequency, job.pids, job.duration_ns, job.format })
+    job = job_of({ "-d", "2m", "--format=Folded", "--output=-" })
+    assert.same({ 120e9, "folded", "-" }, { job.duration_ns, job.format, job.output })
+    assert.same(250e6, job_of({ "--duration=250ms" }).duration_ns)
+  end)
+
+  it("warns that -F does not apply to an off-CPU profile, and only then", function()
+    assert.same({ "moonrover profile: --frequency does not apply to off-CPU profiles " ..
+      "(they weigh blocked time, not samples): ignored" }, job_of({ "--off-cpu", "-F", "999" }).warnings)
+    assert.same({}, job_of({ "--off-cpu" }).warnings)
+    assert.same({}, job_of({ "-F", "999" }).warnings)
+  end)
+
+  it("asks for per-thread stacks with --per-thread only", function()
+    assert.is_true(job_of({ "--per-thread" }).per_thread)
+    assert.is_false(job_of({}).per_thread)
+  end)
+end)
+
 describe("profile.summary_stats", function()
   it("names every loss reason and the time to the first sample", function()
     local s = profile.summary_stats({ samples = 100, idle_samples = 5, lost_user_stack = 0,

@@ -57,6 +57,7 @@ describe("profile output formats", function()
     assert.same("svg", output_format.for_path("a.SVG"))
     assert.same("folded", output_format.for_path("a.txt"))
     assert.same("svg", output_format.for_path("a.pb.gz", "svg"))
+    assert.same("pprof", output_format.for_path("a.svg", "PProf"))
   end)
 
   it("says why when it cannot tell", function()

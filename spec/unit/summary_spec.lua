@@ -53,6 +53,27 @@ describe("summary.compute", function()
     assert.is_true(s.top_self[1].share > 0.99 and s.top_self[1].share <= 1)
   end)
 
+  it("counts addresses without a symbol by their module, as perf does", function()
+    local s = summary.compute({
+      { comm = "python3", pid = 7, frames = { "main", "python3.11+0x1cfb20" }, count = 6 },
+      { comm = "python3", pid = 7, frames = { "main", "python3.11+0x1cfb25" }, count = 4 },
+      { comm = "python3", pid = 7, frames = { "main", "libc.so.6+0x9a0", "python3.11+0x1cfb20" }, count = 2 },
+      { comm = "python3", pid = 7, frames = { "main", "PyEval_EvalFrame" }, count = 1 },
+    }, {}, 10)
+    assert.same({ { name = "[python3.11]", value = 12 }, { name = "PyEval_EvalFrame", value = 1 } },
+      { { name = s.top_self[1].name, value = s.top_self[1].value },
+        { name = s.top_self[2].name, value = s.top_self[2].value } })
+    assert.same(2, #s.top_self)
+    assert.same({ "main", "[python3.11]", "[libc.so.6]", "PyEval_EvalFrame" }, names(s.top_total))
+    assert.same(13, s.top_total[1].value)
+  end)
+
+  it("keeps a symbol's own name whatever it looks like", function()
+    assert.same("operator+", summary.function_of("operator+"))
+    assert.same("[kernel.kallsyms]", summary.function_of("[kernel.kallsyms]+0xff"))
+    assert.same("a+0xzz", summary.function_of("a+0xzz"))
+  end)
+
   it("handles an empty profile", function()
     local s = summary.compute({}, {})
     assert.are.equal(0, s.total)

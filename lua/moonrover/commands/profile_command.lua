@@ -9,23 +9,27 @@ local rt = require("moonrover.rt")
 local pid_list = require("moonrover.pid_list")
 local profiler = require("moonrover.profiling.profiler")
 local profile_view = require("moonrover.profiling.profile_view")
+local progress = require("moonrover.profiling.progress")
 local summary = require("moonrover.profiling.summary")
 
 local _M = {
   summary = "profile the machine or some processes into a flame graph, pprof or folded stacks",
-  usage = "moonrover profile [--pid PID[,PID...]] [--duration SECONDS] [--output FILE] ...",
+  usage = "moonrover profile [-p PID[,PID...]] [-d DURATION] [-F HZ] [-o FILE] [-f FORMAT] ...",
   description = "Samples on-CPU stacks (or, with --off-cpu, the time threads spend blocked) with\n" ..
     "eBPF, for every process (moonrover itself left out) or the ones given, and writes them\n" ..
-    "symbolized.",
+    "symbolized. On a terminal, a status line shows the progress about once a second.\n" ..
+    "Short options take their value attached or apart (-F99, -F 99), long ones after '='\n" ..
+    "or apart (--duration=5s, --duration 5s); formats are case-insensitive.",
 }
 
 _M.options = {
   { name = "pid", short = "p", arg = "PID[,PID...]", convert = args.pid_list,
     help = "profile only these processes (default: every process)" },
-  { name = "duration", short = "d", arg = "SECONDS", default = 10, convert = args.positive_number,
-    help = "how long to profile; Ctrl-C stops early and still writes the output" },
+  { name = "duration", short = "d", arg = "DURATION", default = 10, convert = args.duration,
+    help = "how long to profile, in seconds or with a unit (5s, 2m, 250ms); Ctrl-C stops early and still " ..
+      "writes the output" },
   { name = "frequency", short = "F", arg = "HZ", default = 99, convert = args.int_range(1, 10000),
-    help = "on-CPU samples per second on each CPU" },
+    help = "on-CPU samples per second on each CPU (not used by --off-cpu)" },
   { name = "off-cpu", help = "profile time spent blocked (sleeping, waiting for I/O or locks), " ..
     "weighted by nanoseconds, instead of on-CPU time" },
   { name = "output", short = "o", arg = "FILE", default = "profile.svg",
@@ -34,9 +38,14 @@ _M.options = {
     help = "folded, pprof or svg (default: from the output file's extension: " ..
       ".svg, .pb.gz/.pprof, .folded/.txt)" },
   { name = "no-kernel", help = "drop kernel frames (keep only user-space stacks)" },
+  { name = "per-thread", help = "split stacks by thread: a 'tid-TID (NAME)' frame below the process in " ..
+    "folded and SVG, a 'thread' label in pprof" },
   { name = "unwind", arg = "fp|cfi", convert = args.one_of({ "fp", "cfi" }),
     help = "walk user stacks by unwind tables from .eh_frame (cfi, the default) or by frame pointers only (fp)" },
 }
+
+-- The main binary pprof names ("File:") of a whole-system profile, which has none.
+_M.WHOLE_SYSTEM_FILE = "moonrover whole-system profile"
 
 local DRAIN_INTERVAL_NS = 2e9
 local POLL_MAX_MS = 200
@@ -58,13 +67,26 @@ local function check_privileges()
   return true
 end
 
--- Turns the command's values into a job, or nil and the first problem.
-function _M.job_from(values)
+-- The one-line warnings about options given that do not apply.
+local function warnings_for(values, given)
+  local warnings = {}
+  if values["off-cpu"] and given.frequency then
+    warnings[#warnings + 1] = "moonrover profile: --frequency does not apply to off-CPU profiles " ..
+      "(they weigh blocked time, not samples): ignored"
+  end
+  return warnings
+end
+
+-- Turns the command's values (and the set of options given) into a job, or
+-- nil and the first problem.
+function _M.job_from(values, given)
   local format, err = _M.format_for(values.output, values.format)
   if not format then
     return nil, err
   end
   return {
+    warnings = warnings_for(values, given or {}),
+    per_thread = values["per-thread"] == true,
     pids = values.pid,
     duration_ns = values.duration * 1e9,
     frequency = values.frequency,
@@ -86,10 +108,13 @@ end
 
 -- Profiles until the duration ends, a signal arrives or every profiled
 -- process has exited (noted in job.gone_after_ns); drains on the way.
-local function collect(p, job)
+local function collect(p, job, shown)
   local lib = rt.lib
   local started = monotonic_ns()
   local now = started
+  local function stats()
+    return p:stats()
+  end
   local deadline = now + job.duration_ns
   local next_drain = now + DRAIN_INTERVAL_NS
   while now < deadline and lib.mr_sys_signal_pending() == 0 do
@@ -99,6 +124,7 @@ local function collect(p, job)
     end
     p:poll(math.min(POLL_MAX_MS, ms_until(deadline, now), ms_until(next_drain, now) + 1))
     now = monotonic_ns()
+    shown:tick(now, stats)
     if now >= next_drain then
       local ok, err = p:drain()
       if not ok then
@@ -115,7 +141,7 @@ end
 local function write_output(p, job, stacks, meta, out)
   if job.format == "pprof" then
     local ok, err = rt.call(rt.lib.mr_pprof_write, p.profile, out.handle, job.off_cpu and 1 or 0,
-      p.period_ns, meta.duration_ns)
+      p.period_ns, meta.duration_ns, not job.pids and _M.WHOLE_SYSTEM_FILE or nil)
     if not ok then
       out:abort()
       return nil, "cannot write " .. job.output .. ": " .. err
@@ -126,20 +152,10 @@ local function write_output(p, job, stacks, meta, out)
   return out:commit()
 end
 
-local LOST_REASONS = {
-  { "lost_user_stack", "user stack unreadable" },
-  { "lost_stack_full", "stack storage full" },
-  { "lost_stack_nomem", "no kernel memory for a stack" },
-  { "lost_counts_full", "count map full" },
-  { "lost_counts_nomem", "no kernel memory for a count" },
-  { "lost_offcpu_start", "blocked-thread map full" },
-  { "lost_notify", "process notices dropped (names may be missing)" },
-}
-
 function _M.summary_stats(s, job, duration_ns)
   local lost = {}
-  for _, r in ipairs(LOST_REASONS) do
-    lost[#lost + 1] = { reason = r[2], n = s[r[1]] or 0 }
+  for _, r in ipairs(profiler.LOST) do
+    lost[#lost + 1] = { reason = r.reason, n = s[r.field] or 0 }
   end
   local since = job.launch_ns or s.start_ns or 0
   local first = (s.first_sample_ns or 0) > 0 and since > 0 and (s.first_sample_ns - since) / 1e6
@@ -193,11 +209,14 @@ local function run_profiler(job)
     return nil, err
   end
   local started = monotonic_ns()
+  local shown = progress.new({ tty = rt.lib.mr_sys_stderr_is_tty() == 1, started_ns = started,
+    duration_ns = job.duration_ns })
   local ok
   ok, err = p:start()
   if ok then
-    ok, err = collect(p, job)
+    ok, err = collect(p, job, shown)
   end
+  shown:finish()
   -- The profiler counts nothing past the duration, however late it stops.
   local elapsed = job.gone_after_ns or (monotonic_ns() - started)
   local run = { profiler = p, duration_ns = math.min(elapsed, job.duration_ns), stats = p:stats() }
@@ -248,12 +267,15 @@ end
 
 local EXIT_FAILED, EXIT_USAGE = 1, 2
 
-function _M.run(values)
+function _M.run(values, given)
   local launch_ns = monotonic_ns()
-  local job, err = _M.job_from(values)
+  local job, err = _M.job_from(values, given)
   if not job then
     io.stderr:write("moonrover profile: " .. err .. "\n")
     return EXIT_USAGE
+  end
+  for _, warning in ipairs(job.warnings) do
+    io.stderr:write(warning .. "\n")
   end
   job.launch_ns = launch_ns
   local ok

@@ -44,23 +44,9 @@ local function protocol_modules(text)
   return protocol_list.modules(names)
 end
 
-local function positive_seconds(text)
-  local s, err = duration.seconds(text)
-  if s and s <= 0 then
-    return nil, "'" .. text .. "' is not a positive duration"
-  end
-  return s, err
-end
-
 local function nanoseconds(text)
   local s, err = duration.seconds(text)
   return s and s * 1e9, err
-end
-
-local format_choice = args.one_of({ "text", "json" })
-
-local function format_name(text)
-  return format_choice(text:lower())
 end
 
 _M.options = {
@@ -73,9 +59,9 @@ _M.options = {
   { name = "min-duration", arg = "TIME", convert = nanoseconds,
     help = "only exchanges that took at least this long (100ms, 1.5s)" },
   { name = "path", arg = "PREFIX", help = "only requests whose target starts with PREFIX" },
-  { name = "duration", short = "d", arg = "TIME", convert = positive_seconds,
+  { name = "duration", short = "d", arg = "TIME", convert = args.duration,
     help = "how long to trace: 10, 30s, 5m (default: until Ctrl-C or the traced processes exit)" },
-  { name = "format", short = "f", arg = "FORMAT", default = "text", convert = format_name,
+  { name = "format", short = "f", arg = "FORMAT", default = "text", convert = args.one_of({ "text", "json" }),
     help = "text (aligned columns) or json (one object per line)" },
   { name = "output", short = "o", arg = "FILE", default = "-",
     help = "where to write the exchanges ('-': standard output; a file is complete when the trace ends)" },

@@ -1,9 +1,12 @@
 -- args.lua - command-line options from a declarative list: parsing
--- (--name value, --name=value, -n value, flags) and the --help text.
+-- (--name value, --name=value, -n value, -nvalue, flags) and the --help text,
+-- and the value converters every command shares (durations, choices, pids).
 --
 -- An option: { name = "duration", short = "d", arg = "SECONDS", help = "...",
 --              default = 10, convert = function(text) return value or nil, err end }
 -- Options without `arg` are flags (true when given).
+local duration = require("moonrover.lib.duration")
+
 local _M = {}
 
 local function find_option(options, name, short)
@@ -17,6 +20,9 @@ end
 
 local function set_value(values, o, text)
   if not o.arg then
+    if text ~= nil then
+      return nil, "option --" .. o.name .. " takes no value (given '" .. text .. "')"
+    end
     values[o.name] = true
     return true
   end
@@ -35,7 +41,8 @@ local function set_value(values, o, text)
   return true
 end
 
--- Splits "--name=value", "--name" and "-n" into an option and inline value.
+-- Splits "--name=value", "--name", "-n" and "-nvalue" (perf's "-F99") into
+-- an option and its inline value.
 local function split(word)
   local name, inline = word:match("^%-%-([%w%-]+)=(.*)$")
   if name then
@@ -45,7 +52,8 @@ local function split(word)
   if name then
     return name, nil, nil
   end
-  return nil, word:match("^%-(%w)$"), nil
+  local short, attached = word:match("^%-(%a)(.*)$")
+  return nil, short, attached ~= "" and attached or nil
 end
 
 -- Returns values (with defaults filled in), the positional words and the set
@@ -140,11 +148,27 @@ function _M.pid_list(text)
   return pids
 end
 
+-- A duration as people type it ("10", "5s", "2m", "250ms"; lib/duration.lua),
+-- in seconds, more than zero.
+function _M.duration(text)
+  local seconds, err = duration.seconds(text)
+  if not seconds then
+    return nil, err
+  end
+  if seconds <= 0 then
+    return nil, "'" .. text .. "' is not a duration above zero"
+  end
+  return seconds
+end
+
+-- One of choices, whatever its letter case ("SVG", "Folded"): the choice as
+-- spelt in the list.
 function _M.one_of(choices)
   return function(text)
+    local lower = text:lower()
     for _, c in ipairs(choices) do
-      if c == text then
-        return text
+      if c:lower() == lower then
+        return c
       end
     end
     return nil, "'" .. text .. "' is not one of " .. table.concat(choices, ", ")

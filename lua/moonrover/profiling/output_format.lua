@@ -1,8 +1,13 @@
 -- output_format.lua - which profile format (folded, pprof, svg) a file is
--- written in: the one asked for, else the one its name's extension says.
+-- written in: the one asked for (in any letter case), else the one its
+-- name's extension says.
+local args = require("moonrover.lib.args")
+
 local _M = {}
 
 _M.FORMATS = { "folded", "pprof", "svg" }
+
+local known = args.one_of(_M.FORMATS)
 
 local EXTENSIONS = {
   { "%.svg$", "svg" }, { "%.pb%.gz$", "pprof" }, { "%.pprof$", "pprof" }, { "%.pb$", "pprof" },
@@ -12,10 +17,9 @@ local EXTENSIONS = {
 -- The format, or nil and why. "-" (standard output) is folded unless asked.
 function _M.for_path(path, format)
   if format then
-    for _, f in ipairs(_M.FORMATS) do
-      if f == format then
-        return format
-      end
+    local f = known(tostring(format))
+    if f then
+      return f
     end
     return nil, "unknown profile format '" .. tostring(format) .. "' (formats: folded, pprof, svg)"
   end

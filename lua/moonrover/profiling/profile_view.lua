@@ -1,6 +1,7 @@
 -- profile_view.lua - turns a runtime profile (mr_profile, through the FFI)
 -- into the plain Lua stacks the writers and the summary read:
--- { comm, pid, frames = {root .. leaf}, kinds = {...}, count, nanos }.
+-- { comm, pid, frames = {root .. leaf}, kinds = {...}, count, nanos }, and
+-- tid and thread (its name, "" when unknown) in per-thread profiles.
 local rt = require("moonrover.rt")
 
 local _M = {}
@@ -41,6 +42,8 @@ function _M.stacks(prof)
     out[#out + 1] = {
       comm = name(s.comm),
       pid = s.pid,
+      tid = s.tid ~= 0 and s.tid or nil,
+      thread = s.tid ~= 0 and name(s.thread) or nil,
       frames = names,
       kinds = kinds,
       count = tonumber(s.count),

@@ -9,6 +9,17 @@ local mt = { __index = _M }
 -- How user stacks are walked unless told: "cfi" or "fp".
 _M.DEFAULT_UNWIND = "cfi"
 
+-- The counters of stats() that count lost samples, each with its reason.
+_M.LOST = {
+  { field = "lost_user_stack", reason = "user stack unreadable" },
+  { field = "lost_stack_full", reason = "stack storage full" },
+  { field = "lost_stack_nomem", reason = "no kernel memory for a stack" },
+  { field = "lost_counts_full", reason = "count map full" },
+  { field = "lost_counts_nomem", reason = "no kernel memory for a count" },
+  { field = "lost_offcpu_start", reason = "blocked-thread map full" },
+  { field = "lost_notify", reason = "process notices dropped (names may be missing)" },
+}
+
 -- An empty profile (freed by the garbage collector), or nil and why.
 function _M.new_profile()
   local lib = rt.lib
@@ -22,6 +33,7 @@ end
 -- opts: { frequency = 99, off_cpu = false, kernel = true, pids = {..} or nil,
 --         duration_ns = nil (nothing counted past it; nil: until stopped),
 --         unwind = "cfi" (unwind tables, frame pointers where none) or "fp",
+--         per_thread = false (true: samples of each thread apart, with its id and name),
 --         unwind_table_bytes = nil (bound on the tables' kernel memory; nil: the runtime's default) }
 function _M.open(opts)
   local lib, ffi = rt.lib, rt.ffi
@@ -32,6 +44,7 @@ function _M.open(opts)
   o.duration_ns = opts.duration_ns or 0
   o.unwind = (opts.unwind or _M.DEFAULT_UNWIND) == "fp" and lib.MR_UNWIND_MODE_FP or lib.MR_UNWIND_MODE_CFI
   o.unwind_table_bytes = opts.unwind_table_bytes or 0
+  o.per_thread = opts.per_thread and 1 or 0
   local pids = opts.pids or {}
   local pid_array = ffi.new("int32_t[?]", math.max(#pids, 1))
   for i, pid in ipairs(pids) do

@@ -7,6 +7,12 @@
 -- is not code), gone_after (seconds into the profile when every profiled
 -- process had exited), unwind (see unwind_line), output (path written). meta: scope ("all processes",
 -- "pid 7"), off_cpu.
+--
+-- An address no symbol covers is a frame "module+0xoffset" (the drain names
+-- it so); the symbolizer knows no bounds of a function it has no symbol
+-- for, so the summary cannot tell which such addresses share a function and
+-- counts them by module instead, as "[module]" (perf's way). Folded and SVG
+-- output keep the addresses.
 local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
@@ -21,10 +27,18 @@ local function add(map, name, v)
   map[name] = (map[name] or 0) + v
 end
 
+-- The name a frame is counted under: "[module]" for an address without a symbol.
+function _M.function_of(frame)
+  local module = frame:match("^(.+)%+0x%x+$")
+  if not module then return frame end
+  return module:match("^%[.*%]$") or ("[" .. module .. "]")
+end
+
 -- Adds v to every distinct function of the stack, once even if recursive.
 local function add_total(totals, frames, v)
   local seen = {}
-  for _, name in ipairs(frames) do
+  for _, frame in ipairs(frames) do
+    local name = _M.function_of(frame)
     if not seen[name] then
       seen[name] = true
       add(totals, name, v)
@@ -60,7 +74,7 @@ function _M.compute(stacks, meta, n)
     local frames = stack.frames or {}
     if v > 0 then
       total, nstacks = total + v, nstacks + 1
-      if #frames > 0 then add(selfs, frames[#frames], v) end
+      if #frames > 0 then add(selfs, _M.function_of(frames[#frames]), v) end
       add_total(totals, frames, v)
       local key = process_key(stack)
       if not procs[key] then procs[key], nprocs = true, nprocs + 1 end

@@ -1,5 +1,7 @@
 -- folded.lua - folded-stack output ("comm;root;...;leaf VALUE" per line), the
 -- text format flamegraph.pl, inferno and speedscope read, and its parser.
+-- Per-thread stacks have the thread's frame ("tid-1234 (worker)") between
+-- the process and the root.
 -- Kernel frames carry the "_[k]" suffix and JIT frames "_[j]", the
 -- convention those tools use to colour them; parse() turns them back into kinds.
 local _M = {}
@@ -31,6 +33,14 @@ function _M.clean(name)
   return name
 end
 
+-- The frame that stands for a stack's thread in a per-thread profile
+-- ("tid-1234 (worker)", "tid-1234" when its name is unknown), or nil.
+function _M.thread_frame(stack)
+  if not stack.tid then return nil end
+  if (stack.thread or "") == "" then return "tid-" .. stack.tid end
+  return "tid-" .. stack.tid .. " (" .. stack.thread .. ")"
+end
+
 -- A memo of folded frame names per kind, for one render.
 local function frame_cache()
   return setmetatable({}, { __index = function(cache, kind)
@@ -46,9 +56,11 @@ end
 
 local function stack_key(stack, cache)
   local parts = { cache.process[stack.comm or ""] }
-  local kinds = stack.kinds or {}
+  local thread = _M.thread_frame(stack)
+  if thread then parts[2] = cache.process[thread] end
+  local kinds, base = stack.kinds or {}, #parts
   for i, name in ipairs(stack.frames or {}) do
-    parts[i + 1] = cache[kinds[i] or "user"][name]
+    parts[base + i] = cache[kinds[i] or "user"][name]
   end
   return table.concat(parts, ";")
 end

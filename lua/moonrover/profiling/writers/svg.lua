@@ -1,6 +1,7 @@
 -- svg.lua - a self-contained interactive SVG flame graph of a profile: "all"
--- at the bottom, then one frame per process (comm), then the stack frames
--- root to leaf upwards, widths proportional to value. The embedded script
+-- at the bottom, then one frame per process (comm), in per-thread profiles
+-- one per thread ("tid-1234 (worker)"), then the stack frames root to leaf
+-- upwards, widths proportional to value. The embedded script
 -- (no external resources) shows details on hover, zooms on click and
 -- searches by regular expression (Search control, Ctrl-F or "/").
 local folded = require("moonrover.profiling.writers.folded")
@@ -43,6 +44,11 @@ local function add_stack(root, stack, v)
   root.v = root.v + v
   local node = child(root, tostring(stack.comm or "?"), "process")
   node.v = node.v + v
+  local thread = folded.thread_frame(stack)
+  if thread then
+    node = child(node, thread, "process")
+    node.v = node.v + v
+  end
   local kinds = stack.kinds or {}
   for i, name in ipairs(stack.frames or {}) do
     node = child(node, tostring(name), kinds[i] or "user")

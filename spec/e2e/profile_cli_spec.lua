@@ -1,0 +1,160 @@
+-- End-to-end specs for what a user of `moonrover profile` types and sees:
+-- the option forms perf users type, `help profile`, the live status line on a
+-- terminal (and none elsewhere), the off-CPU -F warning, per-thread stacks of
+-- a workload with named threads, and what `go tool pprof` shows of the
+-- process, the threads and a whole-system profile's main binary. Profiles
+-- here walk user stacks by frame pointers (--unwind fp; the workloads have
+-- them): these specs are about the command line, not the unwinder, and that
+-- keeps each run's program load short.
+local e2e = require("support.e2e")
+local folded = require("moonrover.profiling.writers.folded")
+
+local it = require("support.skip").guard(it, pending, e2e.skip_reason())
+
+local THREAD_NAMES = { "mr_alpha", "mr_beta", "mr_gamma" }
+
+-- The status lines a terminal was sent: the text after each "\r\27[K".
+local function status_lines(text)
+  local lines = {}
+  for line in text:gmatch("\r\27%[K(profiling[^\r\n]*)") do
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+-- The thread frames of a per-thread folded profile, by thread name, with the
+-- process frame each sits on.
+local function thread_frames(text)
+  local threads = {}
+  for _, s in ipairs(folded.parse(text)) do
+    local tid, name = (s.frames[1] or ""):match("^tid%-(%d+) %((.*)%)$")
+    if tid then
+      threads[name] = { tid = tonumber(tid), process = s.comm }
+    end
+  end
+  return threads
+end
+
+describe("moonrover profile's command line (end to end)", function()
+  local dir, pids, go_env
+
+  before_each(function()
+    dir = e2e.tmpdir()
+    pids = {}
+    go_env = "HOME=" .. dir .. " GOPATH=" .. dir .. "/go GOCACHE=" .. dir .. "/gocache GOPROXY=off GOFLAGS=-mod=mod "
+  end)
+
+  after_each(function()
+    for _, pid in ipairs(pids) do
+      e2e.kill(pid)
+    end
+    e2e.rmdir(dir)
+  end)
+
+  local function spawn(name, args)
+    local pid = e2e.spawn(name, args)
+    pids[#pids + 1] = pid
+    return pid
+  end
+
+  local function pprof(args, file)
+    local code, out, err = e2e.run(go_env .. "go tool pprof " .. args .. " " .. e2e.quote(file))
+    assert.same(0, code, err)
+    return out
+  end
+
+  it("takes -F99 -p<pid> -d1, -d 2s, --opt=value and formats in any case", function()
+    local pid = spawn("cpu_ratio", "60")
+    local out = dir .. "/a.out"
+    local code, stdout, stderr = e2e.moonrover({ "profile", "-F99", "-p" .. pid, "-d1", "--unwind=fp", "-f", "Folded",
+      "-o", out })
+    assert.same(0, code, stderr)
+    assert.matches("duration: 1%.0 s", stdout)
+    assert.matches("burn_alpha", e2e.read_all(out))
+    code, stdout, stderr = e2e.moonrover({ "profile", "--pid=" .. pid, "-d", "2s", "--frequency=49", "--unwind", "fp",
+      "--format=SVG", "--output=" .. dir .. "/b.out" })
+    assert.same(0, code, stderr)
+    assert.matches("duration: 2%.0 s", stdout)
+    assert.matches("^<%?xml", e2e.read_all(dir .. "/b.out"))
+  end)
+
+  it("prints profile --help for 'help profile'", function()
+    local code, help = e2e.moonrover({ "help", "profile" })
+    local _, direct = e2e.moonrover({ "profile", "--help" })
+    assert.same(0, code)
+    assert.same(direct, help)
+    assert.matches("%-%-per%-thread", help)
+  end)
+
+  it("shows a status line updating on a terminal, and none when stderr is a file", function()
+    local pid = spawn("cpu_ratio", "60")
+    local command = string.format("%s profile -p %d -d 3s --unwind fp -o %s", e2e.quote(e2e.bin), pid,
+      e2e.quote(dir .. "/tty.folded"))
+    local code, stdout, stderr = e2e.run("script -q -e -c " .. e2e.quote(command) .. " /dev/null")
+    assert.same(0, code, stderr)
+    local lines = status_lines(stdout)
+    assert(#lines >= 2, "expected two status lines or more, saw: " .. stdout)
+    for _, line in ipairs(lines) do
+      assert.matches("^profiling %d+%.%d s / 3%.0 s   samples [%d,]+   lost [%d,]+   processes %d+$", line)
+    end
+    assert.are_not.equal(lines[1], lines[#lines])
+    assert.matches("\r\27%[Kmoonrover profile %(on%-CPU%)", stdout, 1)
+    code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "--unwind", "fp", "-o",
+      dir .. "/file.folded" })
+    assert.same(0, code, stderr)
+    assert.same("", stderr)
+    assert.is_nil(stdout:find("\r", 1, true), stdout)
+  end)
+
+  it("warns in one line that -F does not apply to an off-CPU profile", function()
+    local pid = spawn("sleeper", "60")
+    local code, _, stderr = e2e.moonrover({ "profile", "--off-cpu", "-F", "999", "-p", tostring(pid), "-d", "1",
+      "--unwind", "fp", "-o", dir .. "/off.folded" })
+    assert.same(0, code, stderr)
+    assert.same("moonrover profile: --frequency does not apply to off-CPU profiles " ..
+      "(they weigh blocked time, not samples): ignored\n", stderr)
+  end)
+
+  it("puts each named thread's frame below the process in a --per-thread folded profile", function()
+    local pid = spawn("named_threads", "60")
+    local out = dir .. "/threads.folded"
+    local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "--per-thread", "--no-kernel",
+      "--unwind", "fp", "-o", out })
+    assert.same(0, code, stderr)
+    local threads = thread_frames(e2e.read_all(out))
+    for _, name in ipairs(THREAD_NAMES) do
+      assert(threads[name], "no frame of thread " .. name .. " in:\n" .. e2e.read_all(out))
+      assert.same("named_threads", threads[name].process)
+      assert(threads[name].tid > pid, "a thread's id, not the process's: " .. threads[name].tid)
+    end
+    code = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "1", "--no-kernel", "--unwind", "fp", "-o",
+      dir .. "/whole.folded" })
+    assert.same(0, code)
+    assert.same({}, thread_frames(e2e.read_all(dir .. "/whole.folded")))
+  end)
+
+  it("labels pprof samples with their thread, and lists no process as a function", function()
+    local pid = spawn("named_threads", "60")
+    local out = dir .. "/threads.pb.gz"
+    local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "--per-thread", "--unwind",
+      "fp", "-o", out })
+    assert.same(0, code, stderr)
+    local tags = pprof("-tags", out)
+    assert.matches(" thread: Total", tags, 1, true)
+    for _, name in ipairs(THREAD_NAMES) do
+      assert.matches("%): " .. name .. "\n", tags)
+    end
+    local top = pprof("-top", out)
+    assert.matches("File: named_threads\n", top, 1, true)
+    assert.matches("spin_in_thread\n", top, 1, true)
+    assert.is_nil(top:find("%%%s+named_threads\n"), top)
+  end)
+
+  it("names a whole-system pprof's main binary for what it is", function()
+    spawn("cpu_ratio", "60")
+    local out = dir .. "/all.pb.gz"
+    local code, _, stderr = e2e.moonrover({ "profile", "-d", "1", "--unwind", "fp", "-o", out })
+    assert.same(0, code, stderr)
+    assert.matches("File: moonrover whole-system profile\n", pprof("-top", out), 1, true)
+  end)
+end)
