@@ -31,7 +31,7 @@ describe("trace's options", function()
     assert.same({ 5, 250e6 }, { values.duration, values["min-duration"] })
     assert.equal(120, assert(parse({ "-d", "2m" })).duration)
     assert.equal(10, assert(parse({ "-d", "10" })).duration)
-    assert.matches("not a positive duration", select(2, parse({ "-d", "0" })))
+    assert.matches("not a duration above zero", select(2, parse({ "-d", "0" })))
     assert.matches("unknown unit", select(2, parse({ "--min-duration", "5y" })))
   end)
 
