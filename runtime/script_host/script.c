@@ -238,6 +238,19 @@ struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, cons
 	return s;
 }
 
+int mr_script_compile(struct mr_script_set *h, const char *name, const char *path, char *err, size_t errlen)
+{
+	struct mr_script *s = script_new(h, name, path, 1);
+	int rc = 0;
+
+	if (!s || !(s->L = mr_script_state_new(s, h->package_path, NULL, 0)))
+		rc = mr_error(err, errlen, -ENOMEM, "%s: out of memory", path);
+	else if (mr_script_state_load(s, path) != 0)
+		rc = mr_error(err, errlen, -EINVAL, "%s", lua_tostring(s->L, -1));
+	mr_script_free(s);
+	return rc;
+}
+
 struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, const char *path,
 				   const char *why)
 {

@@ -187,6 +187,7 @@ static void set_result(struct mr_script_set *h, int ok, const char *error, int r
 	int32_t id;
 
 	h->last_reload_ok = ok;
+	h->reloads += reload != 0;
 	snprintf(h->last_error, sizeof(h->last_error), "%s", ok ? "" : error);
 	id = mr_metrics_series(h->metrics, MR_GAUGE, "moonrover_reload_last_success",
 			       "1 if the last script (re)load succeeded, 0 if the previous version kept running",
@@ -290,32 +291,71 @@ static int start_one(struct mr_script_set *h, const struct mr_script_entry *e, c
 	return 0;
 }
 
+/* --strict: every script is read and compiled before any runs; 0, or -1
+ * with the first failure in first_error (each one is logged). */
+static int compile_all(struct mr_script_set *h, const struct mr_script_list *list, char *first_error,
+		       size_t len)
+{
+	char err[1024];
+	int rc = 0;
+
+	for (size_t i = 0; i < list->n; i++) {
+		if (mr_script_compile(h, list->v[i].name, list->v[i].path, err, sizeof(err)) == 0)
+			continue;
+		mr_log(MR_LEVEL_ERROR, "agent", "script not started: %s", err);
+		if (!*first_error)
+			first_line(first_error, len, err);
+		rc = -1;
+	}
+	return rc;
+}
+
+/* What /healthz says of the first start: how many scripts failed, and the
+ * first one's reason. */
+static void start_result(struct mr_script_set *h, size_t failed, const char *first_error)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "%zu script%s failed: %s", failed, failed == 1 ? "" : "s", first_error);
+	set_result(h, failed == 0, what, 0);
+}
+
+static int start_all(struct mr_script_set *h, const struct mr_script_list *list, char *err, size_t errlen)
+{
+	char first_error[256] = "";
+	size_t started = 0;
+
+	if (h->strict && compile_all(h, list, first_error, sizeof(first_error)) != 0) {
+		start_result(h, 1, first_error);
+		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
+				first_error);
+	}
+	h->scripts = calloc(list->n ? list->n : 1, sizeof(*h->scripts));
+	if (!h->scripts)
+		return mr_error(err, errlen, -ENOMEM, "out of memory for the scripts");
+	for (size_t i = 0; i < list->n; i++)
+		started += (size_t)start_one(h, &list->v[i], first_error, sizeof(first_error));
+	start_result(h, list->n - started, first_error);
+	mr_log(MR_LEVEL_INFO, "agent", "started %zu of %zu script(s)", started, list->n);
+	if (h->strict && started < list->n)
+		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
+				first_error);
+	return 0;
+}
+
 int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen)
 {
 	struct mr_script_dirs dirs = dirs_of(h);
 	struct mr_script_list list;
-	char first_error[256] = "";
-	size_t started = 0, total;
+	int rc;
 
 	if (mr_script_list_read(&dirs, &list, err, errlen) != 0) {
 		set_result(h, 0, err, 0);
 		return -1;
 	}
-	h->scripts = calloc(list.n ? list.n : 1, sizeof(*h->scripts));
-	if (!h->scripts) {
-		mr_script_list_free(&list);
-		return mr_error(err, errlen, -ENOMEM, "out of memory for the scripts");
-	}
-	for (size_t i = 0; i < list.n; i++)
-		started += (size_t)start_one(h, &list.v[i], first_error, sizeof(first_error));
-	total = list.n;
+	rc = start_all(h, &list, err, errlen);
 	mr_script_list_free(&list);
-	set_result(h, started == total, first_error, 0);
-	mr_log(MR_LEVEL_INFO, "agent", "started %zu of %zu script(s)", started, total);
-	if (h->strict && started < total)
-		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
-				first_error);
-	return 0;
+	return rc;
 }
 
 static void remember(struct mr_script_recent *r, const unsigned char *records, uint32_t n, uint32_t size)
