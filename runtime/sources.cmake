@@ -21,7 +21,7 @@ set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_memo
     script_state.c script_traceback.c script_trust.c watchdog.c)
 set(MR_SOURCES_agent agent.c agent_health.c agent_net_stats.c agent_reload.c agent_stats.c agent_status.c)
 set(MR_SOURCES_metrics http_conn.c http_endpoint.c http_listener.c http_request.c metrics.c metrics_bounds.c
-    metrics_labels.c metrics_render.c)
+    metrics_labels.c metrics_mark.c metrics_render.c)
 set(MR_SOURCES_transport transport.c transport_call.c transport_connectivity.c transport_credentials.c
     transport_messages.c transport_results.c transport_thread.c)
 

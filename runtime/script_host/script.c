@@ -80,10 +80,7 @@ static int fail(struct mr_script *s, int abandoned, char *err, size_t errlen)
 				    "Lua callbacks interrupted for running past their time budget", s->name,
 				    1);
 	if (abandoned)
-		mr_script_set_count(
-			s->set, "moonrover_lua_states_abandoned_total",
-			"Lua states left by a jump out of a stopped call (freed without their finalizers)",
-			NULL, 1);
+		mr_script_set_count_abandoned(s->set, 1);
 	if (s->live)
 		mr_log(MR_LEVEL_ERROR, s->name, "%s: script disabled until the next successful reload", why);
 	stop(s, abandoned, why);

@@ -11,6 +11,7 @@
 
 #include "script_host/script_set.h"
 #include "base/log.h"
+#include "metrics/metrics_mark.h"
 #include "script_host/script.h"
 #include "script_host/script_list.h"
 
@@ -59,6 +60,9 @@ struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *met
 		mr_script_set_free(h);
 		return NULL;
 	}
+	/* There from the start: a canary abandoned counts here, and a series
+	 * made during a canary would go with its rollback. */
+	mr_script_set_count_abandoned(h, 0);
 	return h;
 }
 
@@ -98,6 +102,13 @@ void mr_script_set_count(struct mr_script_set *h, const char *metric, const char
 		mr_metrics_add(h->metrics, id, v);
 }
 
+void mr_script_set_count_abandoned(struct mr_script_set *h, double v)
+{
+	mr_script_set_count(h, "moonrover_lua_states_abandoned_total",
+			    "Lua states left by a jump out of a stopped call (freed without their finalizers)",
+			    NULL, v);
+}
+
 /* A canary batch: copies of the stream's recent events, or one made-up
  * event when none arrived yet. */
 static uint32_t canary_batch(struct mr_script_set *h, uint32_t stream, void *out)
@@ -120,10 +131,13 @@ static uint32_t canary_batch(struct mr_script_set *h, uint32_t stream, void *out
 
 /* Runs the new version of a script in a throwaway state on a canary batch.
  * Its failure is the reload's: counted apart from the running version's
- * errors, and reported once, by the reload. */
+ * errors, and reported once, by the reload. The series it registered go
+ * with it: those a new script asked for would stay on /metrics, at 0, for
+ * a reload that was refused. */
 static int try_canary(struct mr_script_set *h, const struct mr_script_entry *e, char *err, size_t errlen)
 {
 	unsigned char records[MR_SCRIPT_RECENT_MAX * MR_SCRIPT_RECORD_MAX];
+	struct mr_metrics_mark mark = mr_metrics_mark(h->metrics);
 	struct mr_script *s = mr_script_load(h, e->name, e->path, 1, NULL, 0, err, errlen);
 	char why[1024];
 	int rc = s ? 0 : -1;
@@ -137,6 +151,7 @@ static int try_canary(struct mr_script_set *h, const struct mr_script_entry *e, 
 			mr_error(err, errlen, rc, "its canary batch failed: %s", why);
 	}
 	mr_script_free(s);
+	mr_metrics_rollback(h->metrics, &mark);
 	if (rc != 0)
 		mr_script_set_count(h, "moonrover_lua_canary_failures_total",
 				    "New script versions refused at a reload (load or canary batch failed)",

@@ -61,6 +61,8 @@ int mr_script_set_stop(struct mr_script_set *h);
  * each after its 8-byte prefix (see mr_data_plane_peek_bytes). */
 void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n,
 			   uint32_t size);
+/* Adds v to moonrover_lua_states_abandoned_total. */
+void mr_script_set_count_abandoned(struct mr_script_set *h, double v);
 /* Adds v to a per-script counter such as moonrover_lua_errors_total. */
 void mr_script_set_count(struct mr_script_set *h, const char *metric, const char *help, const char *script,
 			 double v);
