@@ -174,14 +174,14 @@ struct handover {
 	size_t len;
 };
 
-/* Loads the live version of one script with its predecessor's state. */
-static struct mr_script *load_live(struct mr_script_set *h, const struct mr_script_entry *e,
-				   struct handover *ho, char *err, size_t errlen)
+/* Asks the running version of a script, if any, for its state. */
+static void export_old(struct mr_script_set *h, const struct mr_script_entry *e, struct handover *ho)
 {
+	char err[1024];
+
 	ho->old = old_version(h, e->name);
-	if (ho->old && mr_script_export(ho->old, &ho->state, &ho->len, err, errlen) != 0)
+	if (ho->old && mr_script_export(ho->old, &ho->state, &ho->len, err, sizeof(err)) != 0)
 		mr_log(MR_LEVEL_WARN, e->name, "its state could not be handed over: %s", err);
-	return mr_script_load(h, e->name, e->path, 0, ho->state, ho->len, err, errlen);
 }
 
 /* A refused reload gives every running version back what it exported. */
@@ -218,11 +218,15 @@ static void set_result(struct mr_script_set *h, int ok, const char *error, int r
 				    NULL, 1);
 }
 
+/* Loads every new version with what its predecessor exported. When one
+ * fails, those loaded go, and so do the series they registered (the
+ * running versions exported before the mark, so none of theirs). */
 static int load_all(struct mr_script_set *h, const struct mr_script_list *list, struct mr_script ***out,
 		    char *err, size_t errlen)
 {
 	struct mr_script **set = calloc(list->n ? list->n : 1, sizeof(*set));
 	struct handover *ho = calloc(list->n ? list->n : 1, sizeof(*ho));
+	struct mr_metrics_mark mark;
 
 	if (!set || !ho) {
 		free(set);
@@ -230,11 +234,16 @@ static int load_all(struct mr_script_set *h, const struct mr_script_list *list, 
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	for (size_t i = 0; i < list->n; i++)
+		export_old(h, &list->v[i], &ho[i]);
+	mark = mr_metrics_mark(h->metrics);
 	for (size_t i = 0; i < list->n; i++) {
-		set[i] = load_live(h, &list->v[i], &ho[i], err, errlen);
+		set[i] = mr_script_load(h, list->v[i].name, list->v[i].path, 0, ho[i].state, ho[i].len, err,
+					errlen);
 		if (!set[i]) {
 			free_set(set, i);
-			finish_handovers(ho, i + 1, 1);
+			mr_metrics_rollback(h->metrics, &mark);
+			finish_handovers(ho, list->n, 1);
 			return -1;
 		}
 	}

@@ -246,12 +246,14 @@ agent.export(function() return { n = 7 } end, function(state) reclaimed:set(stat
     -- passes its canary, fails when loaded for real: after a_holder exported
     write(scripts .. "/z_later.lua", [[
 local agent = require("moonrover.agent")
+agent.counter("spec_late_total", "made by a version refused late"):inc()
 if not agent.canary then error("only the live load fails") end
 ]])
     agent:signal("HUP")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_reclaimed") == 7 end),
       agent:log_text())
     assert.matches("reload refused.*only the live load fails", agent:log_text())
+    assert.is_nil((agent:get("/metrics") or ""):find("spec_late_total", 1, true), agent:get("/metrics"))
   end)
 
   it("exports a histogram with Prometheus' default buckets, and refuses a reload that changes them", function()
