@@ -315,13 +315,13 @@ static int start_one(struct mr_script_set *h, const struct mr_script_entry *e, c
 	return 0;
 }
 
-/* --strict: every script is read and compiled before any runs; 0, or -1
- * with the first failure in first_error (each one is logged). */
-static int compile_all(struct mr_script_set *h, const struct mr_script_list *list, char *first_error,
-		       size_t len)
+/* --strict: every script is read and compiled before any runs. Returns how
+ * many failed (each one logged), the first one's reason in first_error. */
+static size_t compile_all(struct mr_script_set *h, const struct mr_script_list *list, char *first_error,
+			  size_t len)
 {
 	char err[1024];
-	int rc = 0;
+	size_t failed = 0;
 
 	for (size_t i = 0; i < list->n; i++) {
 		if (mr_script_compile(h, list->v[i].name, list->v[i].path, err, sizeof(err)) == 0)
@@ -329,9 +329,9 @@ static int compile_all(struct mr_script_set *h, const struct mr_script_list *lis
 		mr_log(MR_LEVEL_ERROR, "agent", "script not started: %s", err);
 		if (!*first_error)
 			first_line(first_error, len, err);
-		rc = -1;
+		failed++;
 	}
-	return rc;
+	return failed;
 }
 
 /* What /healthz says of the first start: how many scripts failed, and the
@@ -347,10 +347,10 @@ static void start_result(struct mr_script_set *h, size_t failed, const char *fir
 static int start_all(struct mr_script_set *h, const struct mr_script_list *list, char *err, size_t errlen)
 {
 	char first_error[256] = "";
-	size_t started = 0;
+	size_t started = 0, failed = h->strict ? compile_all(h, list, first_error, sizeof(first_error)) : 0;
 
-	if (h->strict && compile_all(h, list, first_error, sizeof(first_error)) != 0) {
-		start_result(h, 1, first_error);
+	if (failed > 0) {
+		start_result(h, failed, first_error);
 		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
 				first_error);
 	}
