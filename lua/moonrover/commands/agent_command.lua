@@ -47,7 +47,8 @@ _M.options = {
   { name = "script-memory", arg = "MIB", default = 128, convert = args.int_range(1, 65536),
     help = "most memory a script's Lua state may hold before it is stopped (agent.set_memory_budget overrides)" },
   { name = "strict",
-    help = "refuse to start when a script does not (by default broken scripts are skipped and reported)" },
+    help = "refuse to start unless every script starts; all are compiled before any runs (by default broken "
+      .. "scripts are skipped and reported)" },
   { name = "allow-unsafe-scripts",
     help = "run --scripts even from a directory or files others than root and the agent's user may write" },
   { name = "bench-pid", arg = "PID", default = 0, convert = args.int_range(0, 4194304),
