@@ -7,8 +7,10 @@
  *   result refused
  *   the reason (or what was done), on this line and the ones after
  *
- * The pid says which agent wrote it: a file left by an agent that died is
- * never taken for the answer of the one that runs now. */
+ * The result is ok or refused, or after the first start ok or failed (a
+ * script did not start). The pid says which agent wrote it: a file left by
+ * an agent that died is never taken for the answer of the one that runs
+ * now. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,7 +26,8 @@
 #define SUFFIX ".status"
 #define STATUS_MAX 4096
 
-char *mr_agent_status_path(const char *pid_file)
+/* The status file's path for a pid file; NULL when out of memory. */
+static char *status_path(const char *pid_file)
 {
 	size_t len = strlen(pid_file) + sizeof(SUFFIX);
 	char *path = malloc(len);
@@ -39,8 +42,8 @@ static int format_status(char *buf, size_t len, const struct mr_script_set *h)
 	int n;
 
 	if (!h->last_reload_ok)
-		n = snprintf(buf, len, "pid %d\nreload %" PRIu64 "\nresult refused\n%s\n", (int)getpid(),
-			     h->reloads, h->last_error);
+		n = snprintf(buf, len, "pid %d\nreload %" PRIu64 "\nresult %s\n%s\n", (int)getpid(),
+			     h->reloads, h->reloads ? "refused" : "failed", h->last_error);
 	else
 		n = snprintf(buf, len, "pid %d\nreload %" PRIu64 "\nresult ok\nloaded %zu script(s)\n",
 			     (int)getpid(), h->reloads, h->nscripts);
@@ -50,7 +53,7 @@ static int format_status(char *buf, size_t len, const struct mr_script_set *h)
 int mr_agent_status_write(const char *pid_file, const struct mr_script_set *h, char *err, size_t errlen)
 {
 	char text[STATUS_MAX];
-	char *path = mr_agent_status_path(pid_file);
+	char *path = status_path(pid_file);
 	int n = format_status(text, sizeof(text), h), rc;
 	mr_output *out;
 
@@ -106,7 +109,7 @@ static int parse_status(char *text, struct mr_agent_status *out)
 int mr_agent_status_read(const char *pid_file, struct mr_agent_status *out, char *err, size_t errlen)
 {
 	char text[STATUS_MAX + 1];
-	char *path = mr_agent_status_path(pid_file);
+	char *path = status_path(pid_file);
 	int64_t n;
 	int rc;
 

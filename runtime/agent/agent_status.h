@@ -17,10 +17,8 @@ struct mr_agent_status {
 	char detail[1024]; /* what it did, or why it refused */
 };
 
-/* The status file's path for a pid file (its path with ".status" added),
- * or NULL when out of memory; free it. */
-char *mr_agent_status_path(const char *pid_file);
-/* Writes how the scripts' last (re)load went. 0, or a negative errno with
+/* Writes how the scripts' last (re)load went into the status file (the pid
+ * file's path with ".status" added). 0, or a negative errno with
  * the reason in err. */
 int mr_agent_status_write(const char *pid_file, const struct mr_script_set *h, char *err, size_t errlen);
 /* Reads the status file of pid_file: 0, or a negative errno with the reason

@@ -5,7 +5,7 @@
 local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
-local COUNTER, HISTOGRAM = lib.MR_COUNTER, lib.MR_HISTOGRAM
+local COUNTER = lib.MR_COUNTER
 
 describe("metrics registry rollback", function()
   local m
