@@ -379,10 +379,26 @@ struct mr_agent_opts {
 
 /* Returns 0 after a clean stop. */
 int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen);
+/* What the agent answered a reload: outcome is MR_RELOAD_ASKED when not
+ * waited for; detail is what it did ("loaded 3 script(s)") or why it
+ * refused. */
+enum mr_agent_reload_outcome {
+	MR_RELOAD_ASKED = 0,
+	MR_RELOAD_DONE = 1,
+	MR_RELOAD_REFUSED = 2,
+	MR_RELOAD_NO_ANSWER = 3
+};
+struct mr_agent_reload_answer {
+	int32_t outcome;
+	char detail[1024];
+};
 /* Sends SIGHUP (reload) to the agent whose pid is in pid_file, after
  * checking that this process holds the file's lock (a stale file or another
- * command is refused). Returns its pid. */
-int32_t mr_agent_reload(const char *pid_file, char *err, size_t errlen);
+ * command is refused); then, unless wait_ms is 0, waits up to wait_ms for
+ * the outcome of a reload tried after the signal, which the agent writes
+ * into its status file (pid_file with ".status" added). Returns its pid. */
+int32_t mr_agent_reload(const char *pid_file, uint32_t wait_ms, struct mr_agent_reload_answer *answer,
+			char *err, size_t errlen);
 /* The first line of /healthz becomes "degraded: WHAT since TIME (DETAIL)"
  * (TIME in UTC; DETAIL may be NULL or "") until mr_agent_health_restore
  * makes it "ok" again. A degraded agent still answers 200: it runs, and a

@@ -192,6 +192,19 @@ double mr_metrics_value(const mr_metrics *m, int32_t series);
 /* Renders every series as Prometheus text; the string stays valid until the
  * next call. *len receives its length. NULL when out of memory. */
 const char *mr_metrics_render(mr_metrics *m, size_t *len);
+/* A mark of what a registry holds (runtime/metrics/metrics_mark.c), and a
+ * rollback to it that forgets every metric and series registered since: a
+ * reload's canary registers series that must not outlive it. The ids handed
+ * out after the mark must not be used again (they will name other series). */
+struct mr_metrics_mark {
+	size_t metrics;
+	size_t series;
+	size_t hists;
+	size_t bounds;
+	size_t counts;
+};
+struct mr_metrics_mark mr_metrics_mark(const mr_metrics *m);
+void mr_metrics_rollback(mr_metrics *m, const struct mr_metrics_mark *mark);
 
 /* ------------------------------------------------------------- HTTP server */
 

@@ -20,9 +20,9 @@ set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_check.c pr
 set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_streams.c data_plane_thread.c)
 set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_memory.c script_owner.c script_set.c
     script_state.c script_traceback.c script_trust.c watchdog.c)
-set(MR_SOURCES_agent agent.c agent_health.c agent_net_stats.c agent_reload.c agent_stats.c)
+set(MR_SOURCES_agent agent.c agent_health.c agent_net_stats.c agent_reload.c agent_stats.c agent_status.c)
 set(MR_SOURCES_metrics http_conn.c http_endpoint.c http_listener.c http_request.c metrics.c metrics_bounds.c
-    metrics_labels.c metrics_render.c)
+    metrics_labels.c metrics_mark.c metrics_render.c)
 set(MR_SOURCES_transport transport.c transport_call.c transport_connectivity.c transport_credentials.c
     transport_messages.c transport_results.c transport_thread.c)
 

@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "agent/agent_stats.h"
+#include "agent/agent_status.h"
 #include "api_test.h"
 #include "script_host/script_set.h"
 #include "base/log.h"
@@ -122,6 +123,15 @@ static void on_stats(evutil_socket_t fd, short what, void *arg)
 	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
 }
 
+/* Tells `moonrover reload` how the last (re)load went (agent_status.h). */
+static void write_status(struct agent *a)
+{
+	char err[256];
+
+	if (a->pid_file && mr_agent_status_write(a->opts->pid_file, a->scripts, err, sizeof(err)) != 0)
+		mr_log(MR_LEVEL_WARN, "agent", "`moonrover reload` will get no answer: %s", err);
+}
+
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct agent *a = arg;
@@ -130,6 +140,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGHUP) {
 		mr_log(MR_LEVEL_INFO, "agent", "SIGHUP: reloading the scripts");
 		mr_script_set_reload(a->scripts);
+		write_status(a);
 		mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
 		return;
 	}
@@ -271,6 +282,7 @@ static int run(struct agent *a, char *err, size_t errlen)
 	rc = mr_script_set_start(a->scripts, err, errlen);
 	if (rc != 0)
 		return rc;
+	write_status(a);
 	rc = mr_data_plane_start(a->dp, err, errlen);
 	if (rc != 0)
 		return rc;

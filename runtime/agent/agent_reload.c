@@ -3,26 +3,30 @@
  * the file's lock (base/pid_file.h): a stale file, a reused pid or another
  * moonrover command is never signalled. The signal goes through a pidfd
  * opened before the last check, so it cannot reach a process that took the
- * pid meanwhile. */
+ * pid meanwhile. Then it waits for the agent's answer in its status file
+ * (agent_status.h): a reload it tried after the signal. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "agent/agent_status.h"
 #include "api.h"
 #include "base/log.h"
 #include "base/pid_file.h"
 
-int32_t mr_agent_reload(const char *pid_file, char *err, size_t errlen)
-{
-	int32_t pid = mr_pid_file_holder(pid_file, err, errlen), again;
-	int pidfd, rc = 0;
+#define POLL_MS 20
+/* How often, in polls, the wait checks that the agent still runs. */
+#define ALIVE_EVERY 10
 
-	if (pid < 0)
-		return pid;
-	pidfd = pidfd_open(pid, 0);
+static int send_hup(const char *pid_file, int32_t pid, char *err, size_t errlen)
+{
+	int pidfd = pidfd_open(pid, 0), rc = 0;
+	int32_t again;
+
 	if (pidfd < 0)
 		return mr_error(err, errlen, -errno, "cannot signal the agent (pid %d): %s", (int)pid,
 				strerror(errno));
@@ -36,5 +40,67 @@ int32_t mr_agent_reload(const char *pid_file, char *err, size_t errlen)
 		rc = mr_error(err, errlen, -errno, "cannot signal the agent (pid %d): %s", (int)pid,
 			      strerror(errno));
 	close(pidfd);
+	return rc;
+}
+
+/* The reloads pid had reported before it was signalled: an answer counts
+ * only past them. Without a status of its own yet, it is still starting
+ * (its first start writes reload 0): the answer is its first reload. */
+static int64_t reloads_before(const char *pid_file, int32_t pid)
+{
+	struct mr_agent_status st;
+
+	if (mr_agent_status_read(pid_file, &st, NULL, 0) != 0 || st.pid != pid)
+		return 0;
+	return st.reload;
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Waits up to wait_ms for pid's answer. */
+static int wait_answer(const char *pid_file, int32_t pid, int64_t before, uint32_t wait_ms,
+		       struct mr_agent_reload_answer *answer, char *err, size_t errlen)
+{
+	uint64_t end = mr_sys_monotonic_ns() + (uint64_t)wait_ms * 1000000ull;
+	struct mr_agent_status st;
+
+	for (unsigned polls = 1;; polls++) {
+		if (mr_agent_status_read(pid_file, &st, NULL, 0) == 0 && st.pid == pid &&
+		    st.reload > before) {
+			answer->outcome = st.ok ? MR_RELOAD_DONE : MR_RELOAD_REFUSED;
+			snprintf(answer->detail, sizeof(answer->detail), "%s", st.detail);
+			return 0;
+		}
+		if (mr_sys_monotonic_ns() >= end) {
+			answer->outcome = MR_RELOAD_NO_ANSWER;
+			return 0;
+		}
+		if (polls % ALIVE_EVERY == 0 && mr_pid_file_holder(pid_file, NULL, 0) != pid)
+			return mr_error(err, errlen, -ESRCH, "the agent (pid %d) stopped before it answered",
+					(int)pid);
+		pause_ms(POLL_MS);
+	}
+}
+
+int32_t mr_agent_reload(const char *pid_file, uint32_t wait_ms, struct mr_agent_reload_answer *answer,
+			char *err, size_t errlen)
+{
+	int32_t pid = mr_pid_file_holder(pid_file, err, errlen);
+	int64_t before;
+	int rc;
+
+	memset(answer, 0, sizeof(*answer));
+	if (pid < 0)
+		return pid;
+	before = reloads_before(pid_file, pid);
+	rc = send_hup(pid_file, pid, err, errlen);
+	if (rc == 0 && wait_ms > 0)
+		rc = wait_answer(pid_file, pid, before, wait_ms, answer, err, errlen);
 	return rc ? rc : pid;
 }

@@ -106,8 +106,11 @@ static void set_health(const struct mr_script_set *h, mr_http *http, size_t acti
 		return; /* out of memory: the last text stays */
 	fprintf(f, "%s\nscripts: %zu active, %zu disabled\n", mr_agent_health_status(), active, disabled);
 	describe_scripts(f, h);
-	fprintf(f, "last reload: %s%s\n",
-		h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
+	if (h->reloads == 0)
+		fprintf(f, "start: %s\n", h->last_reload_ok ? "ok" : h->last_error);
+	else
+		fprintf(f, "last reload: %s%s\n",
+			h->last_reload_ok ? "ok" : "failed: ", h->last_reload_ok ? "" : h->last_error);
 	if (fclose(f) == 0)
 		mr_http_set_health(http, 1, text);
 	free(text);

@@ -80,10 +80,7 @@ static int fail(struct mr_script *s, int abandoned, char *err, size_t errlen)
 				    "Lua callbacks interrupted for running past their time budget", s->name,
 				    1);
 	if (abandoned)
-		mr_script_set_count(
-			s->set, "moonrover_lua_states_abandoned_total",
-			"Lua states left by a jump out of a stopped call (freed without their finalizers)",
-			NULL, 1);
+		mr_script_set_count_abandoned(s->set, 1);
 	if (s->live)
 		mr_log(MR_LEVEL_ERROR, s->name, "%s: script disabled until the next successful reload", why);
 	stop(s, abandoned, why);
@@ -236,6 +233,19 @@ struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, cons
 	}
 	s->live = !canary;
 	return s;
+}
+
+int mr_script_compile(struct mr_script_set *h, const char *name, const char *path, char *err, size_t errlen)
+{
+	struct mr_script *s = script_new(h, name, path, 1);
+	int rc = 0;
+
+	if (!s || !(s->L = mr_script_state_new(s, h->package_path, NULL, 0)))
+		rc = mr_error(err, errlen, -ENOMEM, "%s: out of memory", path);
+	else if (mr_script_state_load(s, path) != 0)
+		rc = mr_error(err, errlen, -EINVAL, "%s", lua_tostring(s->L, -1));
+	mr_script_free(s);
+	return rc;
 }
 
 struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, const char *path,

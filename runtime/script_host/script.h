@@ -55,6 +55,9 @@ struct mr_script {
  * script, or NULL with "path:line: message" in err. */
 struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, const char *path, int canary,
 				 const char *imported, size_t imported_len, char *err, size_t errlen);
+/* Reads and compiles the script's file without running any of it: 0, or a
+ * negative errno with "path:line: message" in err. */
+int mr_script_compile(struct mr_script_set *h, const char *name, const char *path, char *err, size_t errlen);
 /* A script that could not start, kept disabled (with why) so that the
  * agent's health counts it. NULL when out of memory. */
 struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, const char *path,

@@ -11,6 +11,7 @@
 
 #include "script_host/script_set.h"
 #include "base/log.h"
+#include "metrics/metrics_mark.h"
 #include "script_host/script.h"
 #include "script_host/script_list.h"
 
@@ -59,6 +60,9 @@ struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *met
 		mr_script_set_free(h);
 		return NULL;
 	}
+	/* There from the start: a canary abandoned counts here, and a series
+	 * made during a canary would go with its rollback. */
+	mr_script_set_count_abandoned(h, 0);
 	return h;
 }
 
@@ -98,6 +102,13 @@ void mr_script_set_count(struct mr_script_set *h, const char *metric, const char
 		mr_metrics_add(h->metrics, id, v);
 }
 
+void mr_script_set_count_abandoned(struct mr_script_set *h, double v)
+{
+	mr_script_set_count(h, "moonrover_lua_states_abandoned_total",
+			    "Lua states left by a jump out of a stopped call (freed without their finalizers)",
+			    NULL, v);
+}
+
 /* A canary batch: copies of the stream's recent events, or one made-up
  * event when none arrived yet. */
 static uint32_t canary_batch(struct mr_script_set *h, uint32_t stream, void *out)
@@ -120,10 +131,13 @@ static uint32_t canary_batch(struct mr_script_set *h, uint32_t stream, void *out
 
 /* Runs the new version of a script in a throwaway state on a canary batch.
  * Its failure is the reload's: counted apart from the running version's
- * errors, and reported once, by the reload. */
+ * errors, and reported once, by the reload. The series it registered go
+ * with it: those a new script asked for would stay on /metrics, at 0, for
+ * a reload that was refused. */
 static int try_canary(struct mr_script_set *h, const struct mr_script_entry *e, char *err, size_t errlen)
 {
 	unsigned char records[MR_SCRIPT_RECENT_MAX * MR_SCRIPT_RECORD_MAX];
+	struct mr_metrics_mark mark = mr_metrics_mark(h->metrics);
 	struct mr_script *s = mr_script_load(h, e->name, e->path, 1, NULL, 0, err, errlen);
 	char why[1024];
 	int rc = s ? 0 : -1;
@@ -137,6 +151,7 @@ static int try_canary(struct mr_script_set *h, const struct mr_script_entry *e, 
 			mr_error(err, errlen, rc, "its canary batch failed: %s", why);
 	}
 	mr_script_free(s);
+	mr_metrics_rollback(h->metrics, &mark);
 	if (rc != 0)
 		mr_script_set_count(h, "moonrover_lua_canary_failures_total",
 				    "New script versions refused at a reload (load or canary batch failed)",
@@ -159,14 +174,14 @@ struct handover {
 	size_t len;
 };
 
-/* Loads the live version of one script with its predecessor's state. */
-static struct mr_script *load_live(struct mr_script_set *h, const struct mr_script_entry *e,
-				   struct handover *ho, char *err, size_t errlen)
+/* Asks the running version of a script, if any, for its state. */
+static void export_old(struct mr_script_set *h, const struct mr_script_entry *e, struct handover *ho)
 {
+	char err[1024];
+
 	ho->old = old_version(h, e->name);
-	if (ho->old && mr_script_export(ho->old, &ho->state, &ho->len, err, errlen) != 0)
+	if (ho->old && mr_script_export(ho->old, &ho->state, &ho->len, err, sizeof(err)) != 0)
 		mr_log(MR_LEVEL_WARN, e->name, "its state could not be handed over: %s", err);
-	return mr_script_load(h, e->name, e->path, 0, ho->state, ho->len, err, errlen);
 }
 
 /* A refused reload gives every running version back what it exported. */
@@ -187,6 +202,7 @@ static void set_result(struct mr_script_set *h, int ok, const char *error, int r
 	int32_t id;
 
 	h->last_reload_ok = ok;
+	h->reloads += reload != 0;
 	snprintf(h->last_error, sizeof(h->last_error), "%s", ok ? "" : error);
 	id = mr_metrics_series(h->metrics, MR_GAUGE, "moonrover_reload_last_success",
 			       "1 if the last script (re)load succeeded, 0 if the previous version kept running",
@@ -202,11 +218,15 @@ static void set_result(struct mr_script_set *h, int ok, const char *error, int r
 				    NULL, 1);
 }
 
+/* Loads every new version with what its predecessor exported. When one
+ * fails, those loaded go, and so do the series they registered (the
+ * running versions exported before the mark, so none of theirs). */
 static int load_all(struct mr_script_set *h, const struct mr_script_list *list, struct mr_script ***out,
 		    char *err, size_t errlen)
 {
 	struct mr_script **set = calloc(list->n ? list->n : 1, sizeof(*set));
 	struct handover *ho = calloc(list->n ? list->n : 1, sizeof(*ho));
+	struct mr_metrics_mark mark;
 
 	if (!set || !ho) {
 		free(set);
@@ -214,11 +234,16 @@ static int load_all(struct mr_script_set *h, const struct mr_script_list *list, 
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	for (size_t i = 0; i < list->n; i++)
+		export_old(h, &list->v[i], &ho[i]);
+	mark = mr_metrics_mark(h->metrics);
 	for (size_t i = 0; i < list->n; i++) {
-		set[i] = load_live(h, &list->v[i], &ho[i], err, errlen);
+		set[i] = mr_script_load(h, list->v[i].name, list->v[i].path, 0, ho[i].state, ho[i].len, err,
+					errlen);
 		if (!set[i]) {
 			free_set(set, i);
-			finish_handovers(ho, i + 1, 1);
+			mr_metrics_rollback(h->metrics, &mark);
+			finish_handovers(ho, list->n, 1);
 			return -1;
 		}
 	}
@@ -290,32 +315,71 @@ static int start_one(struct mr_script_set *h, const struct mr_script_entry *e, c
 	return 0;
 }
 
+/* --strict: every script is read and compiled before any runs. Returns how
+ * many failed (each one logged), the first one's reason in first_error. */
+static size_t compile_all(struct mr_script_set *h, const struct mr_script_list *list, char *first_error,
+			  size_t len)
+{
+	char err[1024];
+	size_t failed = 0;
+
+	for (size_t i = 0; i < list->n; i++) {
+		if (mr_script_compile(h, list->v[i].name, list->v[i].path, err, sizeof(err)) == 0)
+			continue;
+		mr_log(MR_LEVEL_ERROR, "agent", "script not started: %s", err);
+		if (!*first_error)
+			first_line(first_error, len, err);
+		failed++;
+	}
+	return failed;
+}
+
+/* What /healthz says of the first start: how many scripts failed, and the
+ * first one's reason. */
+static void start_result(struct mr_script_set *h, size_t failed, const char *first_error)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what), "%zu script%s failed: %s", failed, failed == 1 ? "" : "s", first_error);
+	set_result(h, failed == 0, what, 0);
+}
+
+static int start_all(struct mr_script_set *h, const struct mr_script_list *list, char *err, size_t errlen)
+{
+	char first_error[256] = "";
+	size_t started = 0, failed = h->strict ? compile_all(h, list, first_error, sizeof(first_error)) : 0;
+
+	if (failed > 0) {
+		start_result(h, failed, first_error);
+		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
+				first_error);
+	}
+	h->scripts = calloc(list->n ? list->n : 1, sizeof(*h->scripts));
+	if (!h->scripts)
+		return mr_error(err, errlen, -ENOMEM, "out of memory for the scripts");
+	for (size_t i = 0; i < list->n; i++)
+		started += (size_t)start_one(h, &list->v[i], first_error, sizeof(first_error));
+	start_result(h, list->n - started, first_error);
+	mr_log(MR_LEVEL_INFO, "agent", "started %zu of %zu script(s)", started, list->n);
+	if (h->strict && started < list->n)
+		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
+				first_error);
+	return 0;
+}
+
 int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen)
 {
 	struct mr_script_dirs dirs = dirs_of(h);
 	struct mr_script_list list;
-	char first_error[256] = "";
-	size_t started = 0, total;
+	int rc;
 
 	if (mr_script_list_read(&dirs, &list, err, errlen) != 0) {
 		set_result(h, 0, err, 0);
 		return -1;
 	}
-	h->scripts = calloc(list.n ? list.n : 1, sizeof(*h->scripts));
-	if (!h->scripts) {
-		mr_script_list_free(&list);
-		return mr_error(err, errlen, -ENOMEM, "out of memory for the scripts");
-	}
-	for (size_t i = 0; i < list.n; i++)
-		started += (size_t)start_one(h, &list.v[i], first_error, sizeof(first_error));
-	total = list.n;
+	rc = start_all(h, &list, err, errlen);
 	mr_script_list_free(&list);
-	set_result(h, started == total, first_error, 0);
-	mr_log(MR_LEVEL_INFO, "agent", "started %zu of %zu script(s)", started, total);
-	if (h->strict && started < total)
-		return mr_error(err, errlen, -EINVAL, "--strict: not starting with a broken script: %s",
-				first_error);
-	return 0;
+	return rc;
 }
 
 static void remember(struct mr_script_recent *r, const unsigned char *records, uint32_t n, uint32_t size)

@@ -38,8 +38,9 @@ struct mr_script_set {
 	struct mr_script **scripts;
 	size_t nscripts;
 	struct mr_script_recent recent[MR_STREAM_COUNT]; /* copies of recent events: the canary's input */
-	int last_reload_ok;
-	char last_error[512];
+	int last_reload_ok;   /* of the last reload, or of the first start before any */
+	char last_error[512]; /* its reason when it failed */
+	uint64_t reloads;     /* reloads tried since the start */
 };
 
 struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *metrics, mr_data_plane *dp,
@@ -47,7 +48,8 @@ struct mr_script_set *mr_script_set_new(struct event_base *base, mr_metrics *met
 void mr_script_set_free(struct mr_script_set *h);
 /* First load: every script that loads is started; the others are reported
  * and kept, disabled. -1 with the reason in err when the scripts cannot be
- * listed, or, strict, when one did not start. */
+ * listed, or, strict, when one did not start. Strict, every script is
+ * compiled first, and none runs unless all compile. */
 int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen);
 /* Loads every script anew, tries each on a canary batch, and swaps the whole
  * set in only if all succeed; otherwise the running set stays. 0 or -1. */
@@ -59,6 +61,8 @@ int mr_script_set_stop(struct mr_script_set *h);
  * each after its 8-byte prefix (see mr_data_plane_peek_bytes). */
 void mr_script_set_deliver(struct mr_script_set *h, uint32_t stream, const void *records, uint32_t n,
 			   uint32_t size);
+/* Adds v to moonrover_lua_states_abandoned_total. */
+void mr_script_set_count_abandoned(struct mr_script_set *h, double v);
 /* Adds v to a per-script counter such as moonrover_lua_errors_total. */
 void mr_script_set_count(struct mr_script_set *h, const char *metric, const char *help, const char *script,
 			 double v);

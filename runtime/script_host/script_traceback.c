@@ -80,14 +80,71 @@ static void add_message(luaL_Buffer *b, const char *msg, const char *api_src, co
 	luaL_addstring(b, msg);
 }
 
-/* Counts the frames shown, notes the first of the script's own and the
- * source name of an API frame. */
-static int scan(lua_State *L, lua_Debug *user, int *has_user, char *api_src, size_t api_len)
+/* The levels a traceback looks at: all of them, or on a deep stack (one
+ * that overflowed) the WINDOW nearest each end, with the gap between them
+ * counted as frames shown but never read. Every lua_getstack walks from the
+ * top, so reading each level of 20,000 takes quadratic time: seconds, past
+ * any budget, for a plain error. */
+struct levels {
+	int depth;    /* the deepest level, 0 when only the handler runs */
+	int top_last; /* levels 1 .. top_last are read */
+	int gap;      /* levels top_last + 1 .. top_last + gap are not */
+};
+
+#define WINDOW 64
+
+/* The deepest level there is: doubling, then halving. */
+static int stack_depth(lua_State *L)
 {
 	lua_Debug ar;
-	int shown = 0;
+	int have = 0, probe = 1;
 
-	for (int level = 1; lua_getstack(L, level, &ar); level++) {
+	while (lua_getstack(L, probe, &ar)) {
+		have = probe;
+		probe *= 2;
+	}
+	while (probe - have > 1) {
+		int mid = have + (probe - have) / 2;
+
+		if (lua_getstack(L, mid, &ar))
+			have = mid;
+		else
+			probe = mid;
+	}
+	return have;
+}
+
+static struct levels levels_of(lua_State *L)
+{
+	struct levels lv = { .depth = stack_depth(L) };
+
+	lv.top_last = lv.depth;
+	if (lv.depth > 2 * WINDOW) {
+		lv.top_last = WINDOW;
+		lv.gap = lv.depth - 2 * WINDOW;
+	}
+	return lv;
+}
+
+/* The level read after level (0 to start), skipping the gap; 0 past the end. */
+static int next_level(const struct levels *lv, int level)
+{
+	level++;
+	if (level == lv->top_last + 1)
+		level += lv->gap;
+	return level <= lv->depth ? level : 0;
+}
+
+/* Counts the frames shown, notes the first of the script's own and the
+ * source name of an API frame. */
+static int scan(lua_State *L, const struct levels *lv, lua_Debug *user, int *has_user, char *api_src,
+		size_t api_len)
+{
+	lua_Debug ar;
+	int shown = lv->gap;
+
+	for (int level = next_level(lv, 0); level && lua_getstack(L, level, &ar);
+	     level = next_level(lv, level)) {
 		lua_getinfo(L, "Sl", &ar);
 		if (in_api(&ar) && !*api_src)
 			snprintf(api_src, api_len, "%s", ar.short_src);
@@ -102,27 +159,46 @@ static int scan(lua_State *L, lua_Debug *user, int *has_user, char *api_src, siz
 	return shown;
 }
 
+/* The one "..." that stands for the frames between the first and the last. */
+static void elide(luaL_Buffer *b, int *elided)
+{
+	if (!*elided)
+		luaL_addstring(b, "\n\t...");
+	*elided = 1;
+}
+
+/* Adds the frame at index (counted among those shown) when it is one of
+ * the first or the last. */
+static void add_shown(lua_State *L, luaL_Buffer *b, const lua_Debug *ar, int index, int shown, int *elided)
+{
+	if (index <= FIRST_FRAMES || index > shown - LAST_FRAMES)
+		add_frame(L, b, ar);
+	else
+		elide(b, elided);
+}
+
 int mr_script_traceback_user(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
 	char api_src[LUA_IDSIZE] = "";
+	struct levels lv = levels_of(L);
 	lua_Debug ar, user;
-	int has_user = 0, shown, index = 0;
+	int has_user = 0, shown, index = 0, elided = 0;
 	luaL_Buffer b;
 
-	shown = scan(L, &user, &has_user, api_src, sizeof(api_src));
+	shown = scan(L, &lv, &user, &has_user, api_src, sizeof(api_src));
 	luaL_buffinit(L, &b);
 	add_message(&b, msg ? msg : "(error object is not a string)", api_src, has_user ? &user : NULL);
 	luaL_addstring(&b, "\nstack traceback:");
-	for (int level = 1; lua_getstack(L, level, &ar); level++) {
+	for (int level = next_level(&lv, 0); level && lua_getstack(L, level, &ar);
+	     level = next_level(&lv, level)) {
+		if (lv.gap && level == lv.top_last + lv.gap + 1) {
+			index += lv.gap;
+			elide(&b, &elided);
+		}
 		lua_getinfo(L, "Sln", &ar);
-		if (hidden(L, level, &ar))
-			continue;
-		index++;
-		if (index == FIRST_FRAMES + 1 && shown > FIRST_FRAMES + LAST_FRAMES)
-			luaL_addstring(&b, "\n\t...");
-		if (index <= FIRST_FRAMES || index > shown - LAST_FRAMES)
-			add_frame(L, &b, &ar);
+		if (!hidden(L, level, &ar))
+			add_shown(L, &b, &ar, ++index, shown, &elided);
 	}
 	luaL_pushresult(&b);
 	return 1;

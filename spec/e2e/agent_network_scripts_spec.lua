@@ -1,8 +1,9 @@
 -- End-to-end specs of user scripts on the network tracer's "http" stream in
 -- `moonrover agent`: the two examples of docs/lua-api.md (5xx answers
 -- counted by path, slow requests logged) against a python server and client,
--- each in a systemd-like service; and what a script asking for the stream
--- gets when the agent runs with --network off.
+-- each in a systemd-like service; what a script asking for the stream
+-- gets when the agent runs with --network off; and the series of a new
+-- network script whose reload is refused, which go with its canary.
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
 local servers = require("support.servers")
@@ -112,6 +113,34 @@ describe("user scripts on the network tracer's http stream (end to end)", functi
     assert.is_nil(agent:metric('http_server_errors_total{path="' .. slow .. '"}'))
     assert.is_nil(agent:metric('http_server_errors_total{path="' .. fine .. '"}'))
     assert.equal(0, agent:metric('moonrover_scripts{state="disabled"}'))
+  end)
+
+  it("leaves none of a refused new script's series on /metrics", function()
+    agent = agent_run.start(dir, scripts, AGENT_OPTIONS)
+    assert.is_truthy(agent.port, agent:log_text())
+    -- its canary makes the tracer's series, then fails
+    write(scripts .. "/refused.lua", [[
+local agent = require("moonrover.agent")
+agent.on("http", function() end)
+agent.counter("spec_refused_total", "never kept"):inc()
+error("refused on purpose")
+]])
+    local code, out, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
+    assert.same(3, code, out .. err)
+    assert.matches("refused on purpose", err)
+    local metrics = agent:get("/metrics")
+    assert.matches('moonrover_net_exchanges_total{script="network"}', metrics, 1, true)
+    assert.is_nil(metrics:match('\nmoonrover_net_[%w_]+{script="refused"}'), metrics)
+    assert.is_nil(metrics:match('\nmoonrover_lua_memory[%w_]*{script="refused"}'), metrics)
+    assert.is_nil(metrics:find("spec_refused_total", 1, true), metrics)
+    assert.same(1, agent:metric('moonrover_lua_canary_failures_total{script="refused"}'))
+    -- the same series, made again by a version that is kept, count as before
+    write(scripts .. "/refused.lua", "local agent = require('moonrover.agent')\nagent.on('http', function() end)\n")
+    code, out, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
+    assert.same(0, code, out .. err)
+    assert.is_truthy(agent_run.wait_for(function()
+      return agent:metric('moonrover_net_connections{script="refused"}') ~= nil
+    end), agent:get("/metrics"))
   end)
 
   it("with --network off, runs no network script and refuses the http stream in one line", function()

@@ -50,7 +50,7 @@ describe("the agent's pid file (end to end)", function()
       assert.same(agent.pid .. "\n", e2e.read_all(agent.pid_file))
       local reload_code, reload_out, reload_err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file })
       assert.same(0, reload_code, reload_err)
-      assert.same("asked the agent (pid " .. agent.pid .. ") to reload its scripts\n", reload_out)
+      assert.same("the agent (pid " .. agent.pid .. ") reloaded its scripts: loaded 1 script(s)\n", reload_out)
       assert.is_truthy(agent_run.wait_for(function() return agent:log_text():match("SIGHUP: reloading") end),
         agent:log_tail())
     end)

@@ -233,12 +233,67 @@ agent.histogram("spec_fine_seconds", nil, nil, { 0.5 }):observe(1)
       agent:get("/metrics"))
   end)
 
-  it("refuses to start with a broken script under --strict, naming it", function()
-    write(scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
+  it("refuses to start with a broken script under --strict, naming it, before running any", function()
+    local marker = dir .. "/good-ran"
+    -- named to come first: it would run before the broken one is read
+    write(scripts .. "/a_good.lua", EVIL:format(marker))
     write(scripts .. "/broken.lua", "local x = = 1\n")
     local code, err = run_refused(scripts, "--strict")
     assert.same(1, code, err)
     assert.matches("moonrover agent: %-%-strict: not starting with a broken script: [^\n]*/broken%.lua:1: ", err)
+    assert.is_nil(e2e.read_all(marker), "the good script ran")
+    assert.not_matches("started %d+ of", err)
+  end)
+
+  it("says on /healthz how the first start went, before any reload", function()
+    write(scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
+    write(scripts .. "/broken.lua", "local x = = 1\n")
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent.port, agent:log_text())
+    local health = agent:get("/healthz")
+    assert.matches("\nstart: 1 script failed: " .. scripts .. "/broken.lua:1: unexpected symbol near '='\n",
+      health, 1, true)
+    assert.not_matches("last reload", health)
+    os.remove(scripts .. "/broken.lua")
+    agent:signal("HUP")
+    assert.is_truthy(agent_run.wait_for(function() return (agent:get("/healthz") or ""):match("last reload: ok\n") end),
+      agent:log_text())
+  end)
+
+  it("says that --scripts names a file, not a directory", function()
+    write(scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
+    local code, err = run_refused(scripts .. "/fine.lua")
+    assert.same(1, code, err)
+    assert.same("moonrover agent: --scripts: " .. scripts .. "/fine.lua is a file, not a directory; name the "
+      .. "directory that holds your scripts (--scripts " .. scripts .. ")\n", err)
+  end)
+
+  it("counts a stack overflow in a stream callback as an error, and the script keeps running", function()
+    -- Not a tail call: each level keeps its frame until the Lua stack is full.
+    local deep = [[
+local agent = require("moonrover.agent")
+local function down(n) return down(n + 1) + 1 end
+agent.on("process", function(batch) down(1) end)
+]]
+    write(scripts .. "/deep.lua", deep)
+    agent = agent_run.start(dir, scripts)
+    assert.is_truthy(agent.port, agent:log_text())
+    assert.is_truthy(agent_run.wait_for(function()
+      os.execute("true")
+      return (agent:metric('moonrover_lua_errors_total{script="deep"}') or 0) >= 2
+    end), agent:log_text())
+    local log = agent:log_text()
+    assert.matches("%[deep%] [^\n]*/deep%.lua:2: stack overflow\nstack traceback:\n", log)
+    assert.not_matches("ran past its time budget", log)
+    assert.is_nil(agent:metric('moonrover_lua_interrupts_total{script="deep"}'))
+    assert.matches("\n  deep: active", agent:get("/healthz"), 1, true)
+    -- in a reload's canary, the same: an error, not a budget overrun
+    write(scripts .. "/deep.lua", deep .. "-- version 2\n")
+    local code, _, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
+    assert.same(3, code, err)
+    assert.matches("refused the reload, its previous scripts keep running: its canary batch failed: [^\n]*"
+      .. "/deep%.lua:2: stack overflow", err)
+    assert.not_matches("time budget", err)
   end)
 
   it("refuses a scripts directory others can write, and runs it only when told to", function()

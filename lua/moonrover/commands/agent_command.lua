@@ -47,7 +47,8 @@ _M.options = {
   { name = "script-memory", arg = "MIB", default = 128, convert = args.int_range(1, 65536),
     help = "most memory a script's Lua state may hold before it is stopped (agent.set_memory_budget overrides)" },
   { name = "strict",
-    help = "refuse to start when a script does not (by default broken scripts are skipped and reported)" },
+    help = "refuse to start unless every script starts; all are compiled before any runs (by default broken "
+      .. "scripts are skipped and reported)" },
   { name = "allow-unsafe-scripts",
     help = "run --scripts even from a directory or files others than root and the agent's user may write" },
   { name = "bench-pid", arg = "PID", default = 0, convert = args.int_range(0, 4194304),
@@ -166,6 +167,23 @@ local function read_config(values, given)
   return text, cfg
 end
 
+-- Why the --scripts path cannot be the scripts directory, or nil when it can.
+local function scripts_dir_problem(path)
+  local dir = io.open(path .. "/.")
+  if dir then
+    dir:close()
+    return nil
+  end
+  local file = io.open(path)
+  if not file then
+    return "the scripts directory " .. path .. " does not exist"
+  end
+  file:close()
+  local parent = path:match("^(.*)/[^/]+/*$")
+  return "--scripts: " .. path .. " is a file, not a directory; name the directory that holds your scripts"
+    .. " (--scripts " .. (parent == nil and "." or parent == "" and "/" or parent) .. ")"
+end
+
 function _M.run(values, given)
   local config_text, cfg
   if values.config then
@@ -175,13 +193,10 @@ function _M.run(values, given)
     end
   end
   local o = _M.opts_from(values, cfg)
-  local dir = o.user_dir and io.open(o.user_dir .. "/.")
-  if o.user_dir and not dir then
-    io.stderr:write("moonrover agent: the scripts directory " .. o.user_dir .. " does not exist\n")
+  local bad = o.user_dir and scripts_dir_problem(o.user_dir)
+  if bad then
+    io.stderr:write("moonrover agent: " .. bad .. "\n")
     return 1
-  end
-  if dir then
-    dir:close()
   end
   local c = rt.ffi.new("struct mr_agent_opts")
   -- keep the strings alive for the whole run
