@@ -28,6 +28,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "net.h"
+#include "pid_filter.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -114,7 +115,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, MR_PID_FILTER_MAX);
 	__type(key, __s32);
 	__type(value, __u8);
 } targets SEC(".maps");

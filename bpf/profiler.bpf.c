@@ -8,6 +8,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profiler.h"
+#include "pid_filter.h"
 
 #define E_FAULT 14
 #define E_EXIST 17
@@ -31,7 +32,7 @@ struct mr_profiler_counters counters;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, MR_PID_FILTER_MAX);
 	__type(key, __s32);
 	__type(value, __u8);
 } targets SEC(".maps");

@@ -7,6 +7,7 @@
 -- is not code), gone_after (seconds into the profile when every profiled
 -- process had exited), unwind (see unwind_line), output (path written). meta: scope ("all processes",
 -- "pid 7"), off_cpu.
+local C = require("moonrover.consts")
 local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
@@ -14,8 +15,8 @@ local _M = {}
 local WIDTH = 80
 local VALUE_COL = 12
 local SHARE_COL = 7
--- The frames a user stack is walked to (MR_MAX_STACK_DEPTH in bpf/profiler.h).
-local MAX_USER_FRAMES = 127
+-- The frames a user stack is walked to.
+local MAX_USER_FRAMES = C.MR_MAX_STACK_DEPTH
 
 local function add(map, name, v)
   map[name] = (map[name] or 0) + v
