@@ -91,14 +91,18 @@ static __always_inline struct mr_unwind_mapping *mapping_of(struct mr_unwind_pro
 	return &proc->m[mid];
 }
 
-/* The row covering vaddr in table id of n rows, copied to out; -1 if none. */
-static __always_inline int row_of(__u32 id, __u32 n, __u64 vaddr, struct mr_unwind_row *out)
+/* The row covering vaddr in table id of n rows, copied to out; -1 if none.
+ * A global function, so that the verifier checks its search once, on its
+ * own: inlined into the walk's bpf_loop callback, the search's branches on
+ * every frame took it past its million-instruction limit (Linux 6.18 checks
+ * a callback until its states converge). */
+__noinline int mr_unwind_row_of(__u32 id, __u32 n, __u64 vaddr, struct mr_unwind_row *out)
 {
 	void *rows = bpf_map_lookup_elem(&unwind_tables, &id);
 	struct mr_unwind_row *r;
 	__u32 lo = 0, hi = n, mid;
 
-	if (!rows)
+	if (!rows || !out)
 		return -1;
 	for (int i = 0; i < ROW_SEARCH_STEPS && lo < hi; i++) {
 		mid = (lo + hi) / 2;
@@ -226,7 +230,7 @@ static long unwind_frame(__u32 index, void *ctx)
 			w->ask_addr = pc;
 		}
 	}
-	if (!m || !m->table || row_of(m->table, m->rows, pc - m->bias, &r) != 0) {
+	if (!m || !m->table || mr_unwind_row_of(m->table, m->rows, pc - m->bias, &r) != 0) {
 		w->fp_frames++;
 		return fp_step(w);
 	}
