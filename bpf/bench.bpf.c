@@ -6,9 +6,9 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "arch.bpf.h"
 #include "events.h"
-
-#define NR_GETPPID 110 /* x86_64 */
+#include "map_helpers.bpf.h"
 
 const volatile __s32 bench_pid = 0;
 /* Ring fill level above which a submit wakes the consumer (set by the
@@ -26,13 +26,6 @@ struct {
 	__uint(max_entries, 4 << 20);
 } bench_events SEC(".maps");
 
-static __always_inline __u64 wakeup_flag(void)
-{
-	if (bpf_ringbuf_query(&bench_events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
-}
-
 SEC("raw_tp/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
@@ -40,7 +33,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	struct mr_bench_event *e;
 	__u64 seq;
 
-	if (id != NR_GETPPID || (__s32)(pid_tgid >> 32) != bench_pid)
+	if (id != MR_NR_GETPPID || (__s32)(pid_tgid >> 32) != bench_pid)
 		return 0;
 	seq = next_seq++;
 	e = bpf_ringbuf_reserve(&bench_events, sizeof(*e), 0);
@@ -53,7 +46,7 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 	e->tid = (__s32)pid_tgid;
 	e->seq = seq;
 	__builtin_memset(e->pad, 0, sizeof(e->pad));
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, mr_ring_wakeup(&bench_events, wakeup_bytes));
 	return 0;
 }
 

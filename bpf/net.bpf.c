@@ -19,7 +19,7 @@
  * unlike per-syscall enter/exit hooks, and need no state between an enter and
  * an exit. The syscall's own arguments (from the task's saved user registers)
  * say where the bytes are: a buffer, an iovec array or a msghdr; the first
- * payload_max bytes are copied. Only x86-64 syscall numbers are known here.
+ * payload_max bytes are copied (arch.bpf.h knows the syscalls' numbers).
  *
  * Records are built in a per-CPU scratch buffer and copied into the ring with
  * their true length. Every loss is counted (struct mr_net_counters). */
@@ -27,33 +27,20 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "arch.bpf.h"
+#include "kernel_defs.bpf.h"
+#include "map_helpers.bpf.h"
 #include "net.h"
+#include "pid_filter.bpf.h"
 
-#define AF_INET 2
-#define AF_INET6 10
-#define IPPROTO_TCP 6
-#define MSG_PEEK 2
-#define PF_KTHREAD 0x00200000
 #define MAX_IOV 8
 #define COUNT_ONLY_PERIOD_NS 1000000000ULL
-
-/* x86-64 syscall numbers of the calls whose buffers can be read. */
-#define NR_READ 0
-#define NR_WRITE 1
-#define NR_READV 19
-#define NR_WRITEV 20
-#define NR_SENDTO 44
-#define NR_RECVFROM 45
-#define NR_SENDMSG 46
-#define NR_RECVMSG 47
 
 /* Ring fill levels above which a record wakes the consumer; below them the
  * data plane's timer drains (see data_plane_bpf.c). */
 const volatile __u64 wakeup_data_bytes = 1 << 20;
 const volatile __u64 wakeup_event_bytes = 1 << 18;
 const volatile __u32 payload_max = MR_NET_PAYLOAD_DEFAULT;
-const volatile __s32 exclude_tgid = 0;
-const volatile bool filter_pids = false;
 
 struct mr_net_counters counters[MR_NET_COUNTER_SLOTS] __attribute__((aligned(64)));
 
@@ -113,13 +100,6 @@ struct {
 } listeners SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __s32);
-	__type(value, __u8);
-} targets SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -134,24 +114,12 @@ static __always_inline struct mr_net_counters *my_counters(void)
 
 #define COUNT(field) __sync_fetch_and_add(&my_counters()->field, 1)
 
-static __always_inline bool wanted(__s32 tgid)
-{
-	if (tgid == exclude_tgid || tgid == 0)
-		return false;
-	return !filter_pids || bpf_map_lookup_elem(&targets, &tgid);
-}
-
 /* Direct loads: the tracepoints' socket is a BTF pointer (no helper call). */
 static __always_inline bool is_tcp(const struct sock *sk)
 {
 	__u16 family = sk->__sk_common.skc_family;
 
 	return sk->sk_protocol == IPPROTO_TCP && (family == AF_INET || family == AF_INET6);
-}
-
-static __always_inline __u64 wakeup_flag(void *ring, __u64 level)
-{
-	return bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) > level ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void fill_addresses(struct mr_tcp_event *e, const struct sock *sk)
@@ -200,7 +168,7 @@ static __always_inline void emit_event(__u32 kind, __u64 cookie, const struct so
 	} else {
 		bpf_get_current_comm(e->comm, sizeof(e->comm));
 	}
-	bpf_ringbuf_submit(e, wakeup_flag(&tcp_events, wakeup_event_bytes));
+	bpf_ringbuf_submit(e, mr_ring_wakeup(&tcp_events, wakeup_event_bytes));
 }
 
 /* A connection the process is in now, with its name. */
@@ -243,7 +211,7 @@ static __always_inline void on_listen(const struct sock *sk, __u64 cookie)
 {
 	__s32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (!wanted(tgid))
+	if (!mr_pid_wanted(tgid))
 		return;
 	bpf_map_update_elem(&listeners, &cookie, &tgid, BPF_ANY);
 	emit_event(MR_TCP_LISTEN, cookie, sk, NULL, tgid, 0);
@@ -279,7 +247,7 @@ int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int news
 		return 0;
 	cookie = bpf_get_socket_cookie((void *)sk);
 	if (newstate == TCP_SYN_SENT) {
-		if (wanted(tgid))
+		if (mr_pid_wanted(tgid))
 			track(cookie, MR_ROLE_CLIENT, tgid);
 	} else if (oldstate == TCP_SYN_SENT) {
 		on_connect_end(sk, cookie, newstate);
@@ -379,22 +347,22 @@ static __always_inline __u32 copy_iov(struct scratch *s, const struct iovec *iov
 static __always_inline __u32 copy_payload(struct scratch *s, __u32 want, bool *buffered)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	long nr = regs->orig_ax; /* direct loads of a BTF pointer, no helper call */
-	void *arg = (void *)regs->si;
+	long nr = MR_SYSCALL_NR(regs);
+	void *arg = (void *)MR_SYSCALL_ARG2(regs);
 	struct user_msghdr msg;
 
 	*buffered = true;
 	switch (nr) {
-	case NR_READ:
-	case NR_WRITE:
-	case NR_RECVFROM:
-	case NR_SENDTO:
+	case MR_NR_READ:
+	case MR_NR_WRITE:
+	case MR_NR_RECVFROM:
+	case MR_NR_SENDTO:
 		return copy_user(s, 0, arg, want);
-	case NR_READV:
-	case NR_WRITEV:
-		return copy_iov(s, arg, regs->dx, want);
-	case NR_RECVMSG:
-	case NR_SENDMSG:
+	case MR_NR_READV:
+	case MR_NR_WRITEV:
+		return copy_iov(s, arg, MR_SYSCALL_ARG3(regs), want);
+	case MR_NR_RECVMSG:
+	case MR_NR_SENDMSG:
 		if (bpf_probe_read_user(&msg, sizeof(msg), arg) != 0)
 			return 0;
 		return copy_iov(s, msg.msg_iov, msg.msg_iovlen, want);
@@ -411,7 +379,7 @@ static __always_inline void send_record(struct scratch *s, __u32 copied)
 		return;
 	BOUND(size, 2 * MR_NET_PAYLOAD_MAX - 1); /* no change: copied <= MR_NET_PAYLOAD_MAX */
 	if (bpf_ringbuf_output(&net_data, s, sizeof(s->hdr) + size,
-			       wakeup_flag(&net_data, wakeup_data_bytes)) != 0) {
+			       mr_ring_wakeup(&net_data, wakeup_data_bytes)) != 0) {
 		COUNT(lost_data);
 		return;
 	}
@@ -474,7 +442,8 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 	struct scratch *s;
 	struct conn *c;
 
-	if (ret <= 0 || !wanted(id >> 32) || (bpf_get_current_task_btf()->flags & PF_KTHREAD) || !is_tcp(sk))
+	if (ret <= 0 || !mr_pid_wanted(id >> 32) || (bpf_get_current_task_btf()->flags & PF_KTHREAD) ||
+	    !is_tcp(sk))
 		return;
 	now = bpf_ktime_get_ns();
 	cookie = bpf_get_socket_cookie(sk);

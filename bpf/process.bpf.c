@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "events.h"
+#include "map_helpers.bpf.h"
 
 /* Ring fill level above which a submit wakes the consumer (set by the
  * runtime to a quarter of the ring); below it the consumer's timer drains. */
@@ -45,13 +46,6 @@ static __always_inline __u32 next_seq(void)
 	return (*seq)++;
 }
 
-static __always_inline __u64 wakeup_flag(void)
-{
-	if (bpf_ringbuf_query(&process_events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
-}
-
 /* One event about task's process. Start time and name come from the thread
  * group leader: a thread may rename itself, and the leader started first. */
 static __always_inline void emit(__u32 kind, struct task_struct *task, __s32 ppid, __s32 exit_code)
@@ -75,7 +69,7 @@ static __always_inline void emit(__u32 kind, struct task_struct *task, __s32 ppi
 	__builtin_memset(e->comm, 0, sizeof(e->comm));
 	bpf_core_read_str(e->comm, sizeof(e->comm), &leader->comm);
 	e->reserved = 0;
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, mr_ring_wakeup(&process_events, wakeup_bytes));
 }
 
 /* The task has its new image and name by now. */

@@ -7,20 +7,16 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "kernel_compat.bpf.h"
+#include "kernel_defs.bpf.h"
+#include "map_helpers.bpf.h"
+#include "pid_filter.bpf.h"
 #include "profiler.h"
+#include "unwind_walk.h"
 
-#define E_FAULT 14
-#define E_EXIST 17
-#define E_NOMEM 12
-#define E_2BIG 7
-#define TASK_RUNNING 0
-
-const volatile bool filter_pids = false;
 const volatile bool kernel_stacks = true;
 /* User stacks by unwind tables (unwind_walk.h) instead of frame pointers. */
 const volatile bool cfi_unwind = false;
-/* The profiler itself, left out of whole-system profiles. */
-const volatile __s32 exclude_tgid = 0;
 
 /* Which counts map the programs write to: flipped by the runtime. */
 volatile __u32 active;
@@ -28,13 +24,6 @@ volatile __u32 active;
  * runtime at start: a profile covers its duration however late it is read. */
 volatile __u64 stop_ns;
 struct mr_profiler_counters counters;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __s32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -82,8 +71,6 @@ struct {
 	__type(value, struct mr_stack_trace);
 } scratch SEC(".maps");
 
-#include "unwind_walk.h"
-
 /* Processes announced to the runtime, by tgid, with their state. */
 enum { SEEN_CURRENT = 1, SEEN_BEFORE_EXEC = 2 };
 
@@ -112,15 +99,6 @@ struct {
 	__type(value, struct blocked_since);
 } blocked SEC(".maps");
 
-static __always_inline bool wanted(__s32 tgid)
-{
-	if (tgid == exclude_tgid)
-		return false;
-	if (!filter_pids)
-		return true;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-}
-
 static __always_inline void notify(__u32 kind, __s32 pid, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -139,9 +117,6 @@ static __always_inline void notify(__u32 kind, __s32 pid, __u64 addr)
 	bpf_ringbuf_submit(n, 0);
 }
 
-/* task_struct.flags: the task is past its exit tracepoint (linux/sched.h). */
-#define MR_PF_EXITING 0x00000004
-
 /* Tells the runtime about a process the first time it is sampled, and
  * again at its first sample after an exec. A process still runs a little
  * after its exit was announced: a sample then must not announce it anew, or
@@ -152,7 +127,7 @@ static __always_inline void note_process(__s32 pid)
 	__u8 fresh = SEEN_CURRENT;
 	__u8 *state;
 
-	if (BPF_CORE_READ(leader, flags) & MR_PF_EXITING)
+	if (BPF_CORE_READ(leader, flags) & PF_EXITING)
 		return;
 	state = bpf_map_lookup_elem(&seen, &pid);
 	if (state && *state == SEEN_CURRENT)
@@ -181,12 +156,10 @@ static __always_inline __u64 hash_stack(const struct mr_stack_trace *st, __u32 d
 static __always_inline __u64 store_stack(struct mr_stack_trace *st, __u32 depth)
 {
 	__u64 h = hash_stack(st, depth);
-	long len = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
+	long err = mr_map_insert_spill(&stacks, &stacks_spill, &h, st);
 
-	if (len == -E_NOMEM)
-		len = bpf_map_update_elem(&stacks_spill, &h, st, BPF_NOEXIST);
-	if (len != 0 && len != -E_EXIST) {
-		__sync_fetch_and_add(len == -E_2BIG ? &counters.lost_stack_full : &counters.lost_stack_nomem,
+	if (err) {
+		__sync_fetch_and_add(err == -E2BIG ? &counters.lost_stack_full : &counters.lost_stack_nomem,
 				     1);
 		return 0;
 	}
@@ -205,37 +178,47 @@ static __always_inline __u64 take_stack(void *ctx, __u64 flags)
 		return 0;
 	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
 	if (len <= 0) {
-		if (len != -E_FAULT && len != 0 && flags)
+		if (len != -EFAULT && len != 0 && flags)
 			__sync_fetch_and_add(&counters.lost_user_stack, 1);
 		return 0;
 	}
 	return store_stack(st, len / sizeof(__u64));
 }
 
+/* Counts what a walk of depth frames (w) did. */
+static __always_inline void count_walk(const struct walk *w, long depth)
+{
+	__sync_fetch_and_add(w->pending ? &counters.unwind_fp_stacks : &counters.unwind_cfi_stacks, 1);
+	if (w->fp_frames)
+		__sync_fetch_and_add(&counters.unwind_fp_frames, w->fp_frames);
+	if (depth >= MR_MAX_STACK_DEPTH)
+		__sync_fetch_and_add(&counters.unwind_truncated, 1);
+}
+
 /* The user stack, by unwind tables when the process has them. */
 static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
 {
 	__u32 zero = 0;
-	struct mr_stack_trace *st;
-	struct walk *w;
+	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
+	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	long depth;
 
 	if (!cfi_unwind)
 		return take_stack(ctx, BPF_F_USER_STACK);
-	depth = unwind_user(pid);
+	if (!st || !w)
+		return 0;
+	depth = unwind_user(pid, st, w);
 	if (depth < 0) {
 		__sync_fetch_and_add(&counters.unwind_fp_stacks, 1);
 		return take_stack(ctx, BPF_F_USER_STACK);
 	}
-	if (should_ask_maps(pid))
+	if (should_ask_maps(pid, w))
 		notify(MR_NOTICE_MAPS, pid, 0);
-	w = bpf_map_lookup_elem(&walks, &zero);
-	if (w && w->ask_addr)
+	if (w->ask_addr)
 		notify(MR_NOTICE_TABLE, pid, w->ask_addr);
-	st = bpf_map_lookup_elem(&scratch, &zero);
-	if (!st || depth == 0)
+	if (depth == 0)
 		return 0;
-	__sync_fetch_and_add(w && w->pending ? &counters.unwind_fp_stacks : &counters.unwind_cfi_stacks, 1);
+	count_walk(w, depth);
 	return store_stack(st, depth);
 }
 
@@ -258,26 +241,14 @@ static __always_inline struct mr_stack_value *value_of(void *map, void *spill, c
 	struct mr_stack_value zero = {}, *v;
 	long err;
 
-	v = bpf_map_lookup_elem(map, key);
-	if (!v)
-		v = bpf_map_lookup_elem(spill, key);
+	v = mr_map_lookup_or_insert(map, spill, key, &zero, &err);
 	if (v)
 		return v;
-	err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
-	if (err == -E_NOMEM) {
-		map = spill;
-		err = bpf_map_update_elem(spill, key, &zero, BPF_NOEXIST);
-	}
-	if (err != 0 && err != -E_EXIST) {
-		__sync_fetch_and_add(err == -E_2BIG ? &counters.lost_counts_full
-						    : &counters.lost_counts_nomem,
-				     1);
-		return NULL;
-	}
-	v = bpf_map_lookup_elem(map, key);
-	if (!v)
-		__sync_fetch_and_add(&counters.lost_counts_full, 1); /* deleted by a concurrent drain */
-	return v;
+	if (err && err != -E2BIG)
+		__sync_fetch_and_add(&counters.lost_counts_nomem, 1);
+	else /* full, or (err 0) deleted by a concurrent drain */
+		__sync_fetch_and_add(&counters.lost_counts_full, 1);
+	return NULL;
 }
 
 static __always_inline void add_to(void *map, void *spill, const struct mr_stack_key *key, __u64 nanos)
@@ -320,7 +291,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		__sync_fetch_and_add(&counters.idle_samples, 1);
 		return 0;
 	}
-	if (!wanted(tgid))
+	if (!mr_pid_wanted(tgid))
 		return 0;
 	note_process(tgid);
 	take_key(ctx, &key, tgid);
@@ -329,32 +300,20 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 }
 
 /* Switch-out of a blocked thread: remember where and when. Switch-in: add
- * the time it was off the CPU to the stack it blocked in. */
-/* Kernels before 5.14 call the task state "state" instead of "__state". */
-struct task_struct___pre_5_14 {
-	long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline long task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
-}
-
-/* Three arguments only: the fourth (prev_state) exists since Linux 5.18. */
+ * the time it was off the CPU to the stack it blocked in. Three arguments
+ * only: the fourth (prev_state) exists since Linux 5.18. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__s32 prev_tid = prev->pid, prev_tgid = prev->tgid, next_tid = next->pid;
-	long prev_state = task_state(prev);
+	long prev_state = mr_task_state(prev);
 	struct blocked_since *b, rec;
 	__u64 now = bpf_ktime_get_ns();
 	bool ended = past_stop(now);
 
 	if (ended)
 		now = stop_ns; /* a wait that spans the end counts up to the end */
-	if (!ended && prev_tid && !preempt && prev_state != TASK_RUNNING && wanted(prev_tgid)) {
+	if (!ended && prev_tid && !preempt && prev_state != TASK_RUNNING && mr_pid_wanted(prev_tgid)) {
 		note_process(prev_tgid);
 		rec.ts = now;
 		take_key(ctx, &rec.key, prev_tgid);

@@ -1,24 +1,22 @@
-/* unwind_walk.h - the user-stack walker of profiler.bpf.c (included there
- * only): unwinds with the compact tables the runtime loaded (unwind.h), one
- * frame per bpf_loop iteration, and by frame pointer where an address has no
- * table (JIT code, anonymous memory, a file without .eh_frame) or its row
- * says so. A process whose tables are not loaded yet is walked by the
- * kernel's frame-pointer walker instead, and counted. */
+/* unwind_walk.h - the user-stack walker of profiler.bpf.c: unwinds with the
+ * compact tables the runtime loaded (unwind.h), one frame per bpf_loop
+ * iteration, and by frame pointer where an address has no table (JIT code,
+ * anonymous memory, a file without .eh_frame) or its row says so. It owns
+ * the maps it reads (tables, processes, walks); the caller gives it the
+ * stack to fill and counts what the walk reports. */
 #ifndef MR_BPF_UNWIND_WALK_H
 #define MR_BPF_UNWIND_WALK_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "arch.bpf.h"
+#include "kernel_defs.bpf.h"
+#include "profiler.h"
 #include "unwind.h"
-
-/* task_struct.flags: a kernel thread, which has no user stack (linux/sched.h). */
-#define MR_PF_KTHREAD 0x00200000
 
 /* The mappings (index 0..8 halvings) and rows (MR_UNWIND_ROW_SEARCH_STEPS). */
 #define MAPPING_SEARCH_STEPS 9
 #define ROW_SEARCH_STEPS MR_UNWIND_ROW_SEARCH_STEPS
-/* Offsets in the ucontext a signal trampoline's SP points at (x86-64). */
-#define UC_RBP 120
-#define UC_RSP 160
-#define UC_RIP 168
 
 struct unwind_rows {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -54,11 +52,11 @@ struct walk {
 	__u64 fp;
 	__s32 pid;
 	__u32 depth;
-	__u32 exact;    /* ip is where the frame is, not a return address */
-	__u32 unmapped; /* an address was outside the process's mappings */
-	__u32 pending;  /* a frame was in a mapping whose table is not built yet */
-	__u32 pad;
-	__u64 ask_addr; /* the address to ask that table for; 0: none */
+	__u32 exact;     /* ip is where the frame is, not a return address */
+	__u32 unmapped;  /* an address was outside the process's mappings */
+	__u32 pending;   /* a frame was in a mapping whose table is not built yet */
+	__u32 fp_frames; /* frames unwound by frame pointer (no table for the address) */
+	__u64 ask_addr;  /* the address to ask that table for; 0: none */
 };
 
 struct {
@@ -94,9 +92,11 @@ static __always_inline struct mr_unwind_mapping *mapping_of(struct mr_unwind_pro
 }
 
 /* The row covering vaddr in table id of n rows, copied to out; -1 if none.
- * A global function: the verifier checks it once, on its own, instead of
- * once per path through every bpf_loop step that calls it. */
-__noinline int row_of(__u32 id, __u32 n, __u64 vaddr, struct mr_unwind_row *out)
+ * A global function, so that the verifier checks its search once, on its
+ * own: inlined into the walk's bpf_loop callback, the search's branches on
+ * every frame took it past its million-instruction limit (Linux 6.18 checks
+ * a callback until its states converge). */
+__noinline int mr_unwind_row_of(__u32 id, __u32 n, __u64 vaddr, struct mr_unwind_row *out)
 {
 	void *rows = bpf_map_lookup_elem(&unwind_tables, &id);
 	struct mr_unwind_row *r;
@@ -147,8 +147,8 @@ static __always_inline long signal_step(struct walk *w)
 {
 	__u64 ip, sp, fp;
 
-	if (read_user(&ip, w->sp + UC_RIP) || read_user(&sp, w->sp + UC_RSP) ||
-	    read_user(&fp, w->sp + UC_RBP))
+	if (read_user(&ip, w->sp + MR_UCONTEXT_IP) || read_user(&sp, w->sp + MR_UCONTEXT_SP) ||
+	    read_user(&fp, w->sp + MR_UCONTEXT_FP))
 		return 1;
 	w->ip = ip;
 	w->sp = sp;
@@ -177,7 +177,7 @@ static __always_inline long row_step(struct walk *w, const struct mr_unwind_row 
 	case MR_UNWIND_END:
 		return 1;
 	default:
-		__sync_fetch_and_add(&counters.unwind_fp_frames, 1);
+		w->fp_frames++;
 		return fp_step(w);
 	}
 	if (read_user(&ra, cfa - 8))
@@ -209,7 +209,7 @@ static long unwind_frame(__u32 index, void *ctx)
 	struct mr_unwind_process *proc = c->proc;
 	struct mr_unwind_mapping *m;
 	__u32 depth;
-	struct mr_unwind_row r = {};
+	struct mr_unwind_row r;
 	__u64 pc;
 
 	if (!w || !st || !w->ip)
@@ -230,26 +230,25 @@ static long unwind_frame(__u32 index, void *ctx)
 			w->ask_addr = pc;
 		}
 	}
-	if (!m || !m->table || row_of(m->table, m->rows, pc - m->bias, &r) != 0) {
-		__sync_fetch_and_add(&counters.unwind_fp_frames, 1);
+	if (!m || !m->table || mr_unwind_row_of(m->table, m->rows, pc - m->bias, &r) != 0) {
+		w->fp_frames++;
 		return fp_step(w);
 	}
 	return row_step(w, &r);
 }
 
-/* Walks the user stack of the current task into scratch; its depth, 0 when
- * there is none, -1 when the process has no tables (yet). */
-static __always_inline long unwind_user(__s32 pid)
+/* Walks the user stack of the current task into st, with w (this CPU's
+ * entry of walks) left saying what the walk met; the depth, 0 when there is
+ * none, MR_MAX_STACK_DEPTH when the stack was cut there, -1 when the
+ * process has no tables (yet). */
+static __always_inline long unwind_user(__s32 pid, struct mr_stack_trace *st, struct walk *w)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
-	__u32 zero = 0, depth;
-	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
-	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
-
+	__u32 depth;
 	struct walk_ctx c;
 
-	if (!w || !st || (task->flags & MR_PF_KTHREAD))
+	if (task->flags & PF_KTHREAD)
 		return 0;
 	c.proc = bpf_map_lookup_elem(&unwind_processes, &pid);
 	if (!c.proc)
@@ -257,39 +256,36 @@ static __always_inline long unwind_user(__s32 pid)
 	c.w = w;
 	c.st = st;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	w->ip = BPF_CORE_READ(regs, ip);
-	w->sp = BPF_CORE_READ(regs, sp);
-	w->fp = BPF_CORE_READ(regs, bp);
+	w->ip = MR_REGS_IP(regs);
+	w->sp = MR_REGS_SP(regs);
+	w->fp = MR_REGS_FP(regs);
 	w->pid = pid;
 	w->depth = 0;
 	w->exact = 1;
 	w->unmapped = 0;
 	w->pending = 0;
+	w->fp_frames = 0;
 	w->ask_addr = 0;
 	bpf_loop(MR_MAX_STACK_DEPTH, unwind_frame, &c, 0);
 	depth = w->depth;
-	if (depth >= MR_MAX_STACK_DEPTH) {
-		__sync_fetch_and_add(&counters.unwind_truncated, 1);
+	if (depth >= MR_MAX_STACK_DEPTH)
 		return MR_MAX_STACK_DEPTH;
-	}
 	st->ips[depth] = 0;
 	return depth;
 }
 
-/* Whether the last walk of pid met an address outside its mappings and the
+/* Whether the walk w of pid met an address outside its mappings and the
  * runtime was not asked to read them for MAPS_ASK_INTERVAL_NS: then marks
  * it asked. At most one request a second per process, however many
  * samples land in JIT code or anonymous memory. */
 #define MAPS_ASK_INTERVAL_NS 1000000000ULL
 
-static __always_inline bool should_ask_maps(__s32 pid)
+static __always_inline bool should_ask_maps(__s32 pid, const struct walk *w)
 {
-	__u32 zero = 0;
-	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
 	struct mr_unwind_process *proc;
 	__u64 now;
 
-	if (!w || !w->unmapped)
+	if (!w->unmapped)
 		return false;
 	proc = bpf_map_lookup_elem(&unwind_processes, &pid);
 	now = bpf_ktime_get_ns();

@@ -28,6 +28,7 @@
 -- Scalars also take min and max (numbers: seconds for durations, bytes for
 -- sizes), nonempty (strings) and values (enum: the accepted words, compared
 -- without regard to case).
+local C = require("moonrover.consts")
 local template = require("moonrover.rover.template")
 
 local _M = {}
@@ -296,7 +297,7 @@ local agent = map({
   batch = int("4096", { min = 1, max = 65536 }),
   queue = int("65536", { min = 64, max = 16777216 }),
   network = bool("true"),
-  network_payload = int("4096", { min = 64, max = 8192 }),
+  network_payload = int(tostring(C.MR_NET_PAYLOAD_DEFAULT), { min = 64, max = C.MR_NET_PAYLOAD_MAX }),
 })
 
 -- The whole file: its top-level keys are its sections (Rover's modules).

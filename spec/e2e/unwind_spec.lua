@@ -3,6 +3,7 @@
 -- libc; and a build of it whose CFI is only in .debug_frame) profiled on-CPU
 -- and off-CPU with --unwind cfi gives whole chains,
 -- where --unwind fp loses the callers of its frameless functions.
+local C = require("moonrover.consts")
 local e2e = require("support.e2e")
 local folded = require("moonrover.profiling.writers.folded")
 local profiler = require("moonrover.profiling.profiler")
@@ -111,7 +112,7 @@ describe("CFI unwinding (end to end)", function()
     end
   end)
 
-  it("walks 127 frames of a stack deeper than that, and says how many were cut", function()
+  it("walks MR_MAX_STACK_DEPTH frames of a stack deeper than that, and says how many were cut", function()
     local text, stdout = profile(spawn("deep"), { "--unwind", "cfi", "--no-kernel" })
     local chains = chains_to(text, "kestrel_spin")
     assert.is_true(#chains > 0, "no kestrel_spin samples:\n" .. text)
@@ -121,13 +122,14 @@ describe("CFI unwinding (end to end)", function()
         frames[#frames + 1] = f
       end
       -- root first: plover_dive as far as the limit allows, then flock_loop and the leaf
-      assert.equals(127, #frames, c.frames)
+      assert.equals(C.MR_MAX_STACK_DEPTH, #frames, c.frames)
       assert.equals("flock_loop", frames[#frames - 1])
       for i = 1, #frames - 2 do
         assert.equals("plover_dive", frames[i], c.frames)
       end
     end
-    assert.matches("user stacks cut at 127 frames %(their outermost callers left out%): [%d,]+", stdout)
+    assert.matches("user stacks cut at " .. C.MR_MAX_STACK_DEPTH
+      .. " frames %(their outermost callers left out%): [%d,]+", stdout)
   end)
 
   it("unwinds a library loaded after the process was first read (dlopen), once it is read again", function()

@@ -10,6 +10,7 @@
 -- run makes the same inputs.
 local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
+local C = require("moonrover.consts")
 local bit = require("bit")
 local http1 = require("moonrover.net.protocols.http1")
 local capture = require("fixtures.http1.capture")
@@ -17,7 +18,7 @@ local serialize = require("moonrover.lib.serialize")
 
 local RECORDS = 2000000 -- on_data calls at least
 local SEED = 20261201
-local COPY_CAP = 4096
+local COPY_CAP = C.MR_NET_PAYLOAD_DEFAULT
 local WINDOW = 12 -- records of a stream per case, at most
 local FIXTURES = {
   "keepalive_nginx", "http10_nginx", "python_file_server", "python_file_server-2", "post_body",

@@ -4,13 +4,14 @@
 -- and without the kernel's 4096-byte copy cap; then the same streams cut,
 -- split, shifted and damaged: starts mid-stream, heads over many records,
 -- lost records, closes, idle connections.
+local C = require("moonrover.consts")
 local ffi = require("ffi")
 local http1 = require("moonrover.net.protocols.http1")
 local capture = require("fixtures.http1.capture")
 local serialize = require("moonrover.lib.serialize")
 
 local u8p = ffi.typeof("const uint8_t *")
-local CAP = 4096
+local CAP = C.MR_NET_PAYLOAD_DEFAULT
 local LOCAL_HOST = "^127%.0%.0%.1:%d+$"
 
 -- Feeds strings as records: list of { is_request, data, ts[, total] }.

@@ -4,6 +4,7 @@ local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
 local COUNTER, GAUGE, HISTOGRAM = lib.MR_COUNTER, lib.MR_GAUGE, lib.MR_HISTOGRAM
+local MAX_BOUNDS = lib.MR_HISTOGRAM_BOUNDS_MAX
 
 describe("metrics registry", function()
   local m
@@ -305,21 +306,21 @@ describe("metrics registry", function()
       }, "\n"), render())
     end)
 
-    it("takes up to 32 bounds", function()
+    it("takes up to MR_HISTOGRAM_BOUNDS_MAX bounds", function()
       local bounds = {}
-      for i = 1, 32 do
+      for i = 1, MAX_BOUNDS do
         bounds[i] = i / 8
       end
       local id = assert(histogram("many", nil, "", bounds))
       lib.mr_metrics_observe(m, id, 4)
       local text = render()
       local _, buckets = text:gsub("many_bucket{", "")
-      assert.equal(33, buckets)
+      assert.equal(MAX_BOUNDS + 1, buckets)
       assert.matches('\nmany_bucket{le="3.875"} 0\nmany_bucket{le="4"} 1\n', text)
-      bounds[33] = 5
+      bounds[MAX_BOUNDS + 1] = bounds[MAX_BOUNDS] + 1
       local bad, err = histogram("many_more", nil, "", bounds)
       assert.is_nil(bad)
-      assert.equal('histogram "many_more": at most 32 bucket bounds, not 33', err)
+      assert.equal(('histogram "many_more": at most %d bucket bounds, not %d'):format(MAX_BOUNDS, MAX_BOUNDS + 1), err)
     end)
 
     it("refuses bounds that are not finite, above 0 and strictly ascending, with a one-line reason", function()

@@ -4,14 +4,15 @@
 -- alone never sees: bytes moved by sendfile (no copy), the two directions of
 -- a connection out of order in the one ring, connections evicted from the
 -- table, and connections first seen in the middle of an exchange.
+local C = require("moonrover.consts")
 local ffi = require("ffi")
 local http1 = require("moonrover.net.protocols.http1")
 local tracer = require("moonrover.net.tracer")
 
-local INGRESS, EGRESS = 0, 1
-local CONNECT, ACCEPT, FOUND, CLOSE = 1, 3, 4, 5
-local CLIENT, SERVER = 1, 2
-local NO_PAYLOAD = 2
+local INGRESS, EGRESS = C.MR_NET_INGRESS, C.MR_NET_EGRESS
+local CONNECT, ACCEPT, FOUND, CLOSE = C.MR_TCP_CONNECT, C.MR_TCP_ACCEPT, C.MR_TCP_FOUND, C.MR_TCP_CLOSE
+local UNKNOWN, CLIENT, SERVER = C.MR_ROLE_UNKNOWN, C.MR_ROLE_CLIENT, C.MR_ROLE_SERVER
+local NO_PAYLOAD = C.MR_NET_NO_PAYLOAD
 
 local REQUEST = "GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n"
 local function response_head(length)
@@ -160,7 +161,7 @@ describe("the network tracer with the HTTP/1 module", function()
 
   it("makes an exchange without request fields of a response whose request it never saw", function()
     local t, got = new_tracer()
-    t:on_tcp_event(event(FOUND, 9, { role = 0 }))
+    t:on_tcp_event(event(FOUND, 9, { role = UNKNOWN }))
     local send = stream(t, 9, 0)
     local old = response_head(4) .. "late"
     send(INGRESS, old, 5000)
@@ -179,7 +180,7 @@ describe("the network tracer with the HTTP/1 module", function()
 
   it("holds a response with no request waiting no longer than the idle time", function()
     local t, got = new_tracer({ idle_ns = 500e6 })
-    t:on_tcp_event(event(FOUND, 11, { role = 0 }))
+    t:on_tcp_event(event(FOUND, 11, { role = UNKNOWN }))
     stream(t, 11, 0)(INGRESS, response_head(0), 1e9)
     t:tick(1.2e9, true)
     assert.equal(0, #got.exchanges)
@@ -190,7 +191,7 @@ describe("the network tracer with the HTTP/1 module", function()
 
   it("classifies a connection first seen in a long body once its next message starts", function()
     local t, got = new_tracer()
-    t:on_tcp_event(event(FOUND, 10, { role = 0 }))
+    t:on_tcp_event(event(FOUND, 10, { role = UNKNOWN }))
     local send = stream(t, 10, 0)
     for i = 1, 20 do
       send(INGRESS, ("x"):rep(64), i * 100)

@@ -1,5 +1,7 @@
 -- e2e.lua - helpers for end-to-end specs: root detection, running the
 -- moonrover binary, starting and stopping test workloads, temp files.
+local C = require("moonrover.consts")
+
 local _M = {}
 
 _M.bin = os.getenv("MOONROVER_BIN") or "build/moonrover"
@@ -54,7 +56,7 @@ end
 -- characters, as the kernel keeps of a process's name (comm).
 function _M.own_name(dir, prefix)
   local name = prefix .. "_" .. dir:match("[^.]+$")
-  assert(#name <= 15, "longer than a comm: " .. name)
+  assert(#name < C.MR_COMM_LEN, "longer than a comm: " .. name)
   return name
 end
 

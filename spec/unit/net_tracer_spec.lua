@@ -2,11 +2,13 @@
 -- the fields of struct mr_tcp_event and struct mr_net_data) and a small
 -- protocol made up for the spec: a request is a record starting with "Q", a
 -- response one starting with "A"; each response ends the oldest request.
+local C = require("moonrover.consts")
 local ffi = require("ffi")
 local tracer = require("moonrover.net.tracer")
 
-local INGRESS, EGRESS = 0, 1
-local CONNECT, ACCEPT, FOUND, CLOSE = 1, 3, 4, 5
+local INGRESS, EGRESS = C.MR_NET_INGRESS, C.MR_NET_EGRESS
+local CONNECT, ACCEPT, FOUND, CLOSE = C.MR_TCP_CONNECT, C.MR_TCP_ACCEPT, C.MR_TCP_FOUND, C.MR_TCP_CLOSE
+local UNKNOWN, CLIENT, SERVER = C.MR_ROLE_UNKNOWN, C.MR_ROLE_CLIENT, C.MR_ROLE_SERVER
 
 local qa = { name = "qa" }
 function qa.detect(ptr, len, is_request)
@@ -40,7 +42,7 @@ local function addr(a, b, c, d)
 end
 
 local function event(kind, conn, fields)
-  local e = { kind = kind, conn = conn, ts_ns = 1000, pid = 42, comm = "app", role = 1, family = 2,
+  local e = { kind = kind, conn = conn, ts_ns = 1000, pid = 42, comm = "app", role = CLIENT, family = 2,
     local_addr = addr(10, 0, 0, 1), remote_addr = addr(10, 0, 0, 2), local_port = 40000, remote_port = 80,
     duration_ns = 250000, bytes_sent = 0, bytes_received = 0, retransmits = 0 }
   for k, v in pairs(fields or {}) do
@@ -53,7 +55,7 @@ end
 local holder = {}
 local function data(conn, direction, text, fields)
   holder[#holder + 1] = text
-  local r = { conn = conn, direction = direction, ts_ns = 2000, pid = 42, role = 1, len = #text, copied = #text,
+  local r = { conn = conn, direction = direction, ts_ns = 2000, pid = 42, role = CLIENT, len = #text, copied = #text,
     offset = 0, flags = 0 }
   for k, v in pairs(fields or {}) do
     r[k] = v
@@ -91,17 +93,17 @@ describe("the network tracer", function()
 
   it("reads requests on a server's connection and answers on its writes", function()
     local t, got = new_tracer()
-    t:on_tcp_event(event(ACCEPT, 8, { role = 2 }))
-    t:on_data(data(8, INGRESS, "Q", { role = 2 }))
-    t:on_data(data(8, EGRESS, "A", { role = 2 }))
+    t:on_tcp_event(event(ACCEPT, 8, { role = SERVER }))
+    t:on_data(data(8, INGRESS, "Q", { role = SERVER }))
+    t:on_data(data(8, EGRESS, "A", { role = SERVER }))
     assert.equal("server", got.exchanges[1].role)
   end)
 
   it("tells the role of a connection first seen mid-stream from what its bytes are", function()
     local t, got = new_tracer()
-    t:on_tcp_event(event(FOUND, 9, { role = 0 }))
-    t:on_data(data(9, INGRESS, "Q", { role = 0 }))
-    t:on_data(data(9, EGRESS, "A", { role = 0 }))
+    t:on_tcp_event(event(FOUND, 9, { role = UNKNOWN }))
+    t:on_data(data(9, INGRESS, "Q", { role = UNKNOWN }))
+    t:on_data(data(9, EGRESS, "A", { role = UNKNOWN }))
     assert.equal("server", got.exchanges[1].role)
   end)
 
@@ -133,7 +135,7 @@ describe("the network tracer", function()
     end
     assert.same({ [12] = 1 }, got.verdicts)
     assert.equal(1, t:stats().unclassified)
-    t:on_data(data(12, EGRESS, "", { len = 1000, copied = 0, flags = 4, offset = 16 }))
+    t:on_data(data(12, EGRESS, "", { len = 1000, copied = 0, flags = C.MR_NET_COUNT_ONLY, offset = 16 }))
     t:on_tcp_event(event(CLOSE, 12, { bytes_sent = 500 }))
     t:tick(1e9, true)
     local close = got.events[#got.events]

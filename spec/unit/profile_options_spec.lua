@@ -1,5 +1,6 @@
 -- Specs for the options of moonrover.profiles' start() (profile_options.lua):
 -- defaults, and one clear line for each kind of mistake.
+local C = require("moonrover.consts")
 local options = require("moonrover.profiling.profile_options")
 
 local function refused(opts)
@@ -32,10 +33,10 @@ describe("profile options", function()
     assert.same("pids: -1 is not a process id", refused({ pids = { -1 } }))
     assert.same("pids: 1.5 is not a process id", refused({ pids = { 1.5 } }))
     local many = {}
-    for i = 1, 4097 do
+    for i = 1, C.MR_PID_FILTER_MAX + 1 do
       many[i] = i
     end
-    assert.same("4097 pids: a profile takes at most 4096", refused({ pids = many }))
+    assert.same(#many .. " pids: a profile takes at most " .. C.MR_PID_FILTER_MAX, refused({ pids = many }))
     assert.matches("^unknown option 'freq' %(options: pids, duration", refused({ pids = { 1 }, freq = 9 }))
     assert.matches("^duration must be a number of seconds above 0", refused({ pids = { 1 }, duration = -1 }))
     assert.matches("^duration must be", refused({ pids = { 1 }, duration = 0 / 0 }))

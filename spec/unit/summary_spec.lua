@@ -1,4 +1,5 @@
 -- summary_spec.lua - end-of-run summary: ranking and text formatting.
+local C = require("moonrover.consts")
 local summary = require("moonrover.profiling.summary")
 
 local function sample_stacks()
@@ -131,7 +132,8 @@ describe("summary.format", function()
     local cfi = { mode = "cfi", cfi = 2000, fp = 0, cut = 1500, tables = 3, table_bytes = 1048576 }
     assert.truthy(summary.format(s, { unwind = cfi }, {})
       :find("\nuser stacks: 2,000 by CFI tables (3 files, 1.0 MiB), 0 by frame pointer\n"
-        .. "user stacks cut at 127 frames (their outermost callers left out): 1,500\n", 1, true))
+        .. "user stacks cut at " .. C.MR_MAX_STACK_DEPTH
+        .. " frames (their outermost callers left out): 1,500\n", 1, true))
     cfi.cut = 0
     assert.is_nil(summary.format(s, { unwind = cfi }, {}):find("cut at", 1, true))
   end)

@@ -1,6 +1,7 @@
 -- agent_command.lua - `moonrover agent`: runs the bundled scripts (lua/scripts) and
 -- the user's (--scripts DIR) on the agent's event streams until SIGTERM.
 -- A user script with the same name as a bundled one replaces it.
+local C = require("moonrover.consts")
 local args = require("moonrover.lib.args")
 local config = require("moonrover.config")
 local rt = require("moonrover.rt")
@@ -40,7 +41,8 @@ _M.options = {
     help = "events buffered per stream while the scripts are busy (beyond: dropped and counted)" },
   { name = "network", arg = "on|off", default = "on", convert = args.one_of({ "on", "off" }),
     help = "trace TCP connections and HTTP exchanges (streams \"connection\", \"http\"; coroot's metrics)" },
-  { name = "network-payload", arg = "BYTES", default = 4096, convert = args.int_range(64, 8192),
+  { name = "network-payload", arg = "BYTES", default = C.MR_NET_PAYLOAD_DEFAULT,
+    convert = args.int_range(64, C.MR_NET_PAYLOAD_MAX),
     help = "bytes copied of each socket read or write for the parsers (requests' heads must fit)" },
   { name = "log-level", arg = "LEVEL", default = "info", convert = args.one_of(LEVELS),
     help = "debug, info, warn or error" },

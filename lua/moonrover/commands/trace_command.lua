@@ -7,6 +7,7 @@
 -- The flow: check, open the network streams (net/source.lua), feed them to
 -- the tracer (net/tracer.lua) until the duration ends, the traced processes
 -- exit or Ctrl-C, write each exchange let through (net/trace_output.lua).
+local C = require("moonrover.consts")
 local args = require("moonrover.lib.args")
 local container_id = require("moonrover.net.container_id")
 local duration = require("moonrover.lib.duration")
@@ -67,7 +68,8 @@ _M.options = {
     help = "where to write the exchanges ('-': standard output; a file is complete when the trace ends)" },
   { name = "protocol", arg = "LIST", default = "http",
     help = "the protocols to parse, separated by ','" },
-  { name = "payload", arg = "BYTES", default = 4096, convert = args.int_range(64, 8192),
+  { name = "payload", arg = "BYTES", default = C.MR_NET_PAYLOAD_DEFAULT,
+    convert = args.int_range(64, C.MR_NET_PAYLOAD_MAX),
     help = "bytes copied of each socket read or write (requests' heads must fit)" },
   { name = "queue-bytes", arg = "BYTES", default = 8388608, convert = args.int_range(65536, 1073741824),
     help = "socket records held for the parsers; more rides out longer bursts, beyond it they are dropped" },

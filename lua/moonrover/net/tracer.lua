@@ -34,18 +34,21 @@
 -- without a protocol leave it unparsed whatever their directions.
 local bit = require("bit")
 local ffi = require("ffi")
+local C = require("moonrover.consts")
 local address = require("moonrover.net.address")
 local conn_table = require("moonrover.net.conn_table")
 
 local _M = {}
 local mt = { __index = _M }
 
-local EVENT_KINDS = { "connect", "connect_failed", "accept", "found", "close", "retransmit", "listen",
-  "listen_close" }
-local ROLES = { [0] = "unknown", [1] = "client", [2] = "server" }
-local INGRESS, EGRESS = 0, 1
-local COUNT_ONLY = 4
-local NET_COUNT = 1 -- enum mr_net_verdict: count bytes only
+local EVENT_KINDS = { [C.MR_TCP_CONNECT] = "connect", [C.MR_TCP_CONNECT_FAILED] = "connect_failed",
+  [C.MR_TCP_ACCEPT] = "accept", [C.MR_TCP_FOUND] = "found", [C.MR_TCP_CLOSE] = "close",
+  [C.MR_TCP_RETRANSMIT] = "retransmit", [C.MR_TCP_LISTEN] = "listen", [C.MR_TCP_LISTEN_CLOSE] = "listen_close" }
+local ROLE_UNKNOWN = C.MR_ROLE_UNKNOWN
+local ROLES = { [ROLE_UNKNOWN] = "unknown", [C.MR_ROLE_CLIENT] = "client", [C.MR_ROLE_SERVER] = "server" }
+local INGRESS, EGRESS = C.MR_NET_INGRESS, C.MR_NET_EGRESS
+local COUNT_ONLY = C.MR_NET_COUNT_ONLY
+local NET_COUNT = C.MR_NET_COUNT -- the verdict: count bytes only
 
 local CLASSIFY_TRIES = 8           -- direction changes looked at before a connection is left unparsed
 local CLASSIFY_RECORDS = 64        -- records looked at before it is, whatever their directions
@@ -223,7 +226,7 @@ end
 
 local function fill_from_event(self, conn, e, kind)
   set_pid(self, conn, e.pid, comm_of(e))
-  if e.role ~= 0 then
+  if e.role ~= ROLE_UNKNOWN then
     conn.role = ROLES[e.role]
   end
   -- A socket being closed has already let go of its local port: the
@@ -324,7 +327,7 @@ function _M:on_data(r, ptr)
   local offset = tonumber(r.offset)
   set_pid(self, conn, r.pid)
   conn.tid = r.tid
-  if conn.role == "unknown" and r.role ~= 0 then
+  if conn.role == "unknown" and r.role ~= ROLE_UNKNOWN then
     conn.role = ROLES[r.role]
   end
   conn.last_ns = ts

@@ -1,8 +1,10 @@
 -- profile_options.lua - the options of moonrover.profiles' start(): checked
 -- one by one, each problem said in one line, defaults filled in. Pure.
+local C = require("moonrover.consts")
+
 local _M = {}
 
-local MAX_PIDS = 4096 -- the BPF profiler's pid set
+local MAX_PIDS = C.MR_PID_FILTER_MAX -- the BPF profiler's pid set
 local DEFAULT_FREQUENCY = 99
 local OPTIONS = { pids = true, duration = true, frequency = true, off_cpu = true, kernel = true, on_done = true }
 

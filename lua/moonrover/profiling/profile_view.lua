@@ -2,11 +2,13 @@
 -- into the plain Lua stacks the writers and the summary read:
 -- { comm, pid, frames = {root .. leaf}, kinds = {...}, count, nanos }, and
 -- tid and thread (its name, "" when unknown) in per-thread profiles.
+local C = require("moonrover.consts")
 local rt = require("moonrover.rt")
 
 local _M = {}
 
-local KINDS = { [0] = "user", [1] = "kernel", [2] = "jit", [3] = "unknown" }
+local KINDS = { [C.MR_FRAME_USER] = "user", [C.MR_FRAME_KERNEL] = "kernel", [C.MR_FRAME_JIT] = "jit",
+  [C.MR_FRAME_UNKNOWN] = "unknown" }
 
 -- A function from a profile's string ids to Lua strings, each copied once.
 function _M.names(prof)

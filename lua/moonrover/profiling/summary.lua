@@ -13,6 +13,7 @@
 -- for, so the summary cannot tell which such addresses share a function and
 -- counts them by module instead, as "[module]" (perf's way). Folded and SVG
 -- output keep the addresses.
+local C = require("moonrover.consts")
 local folded = require("moonrover.profiling.writers.folded")
 
 local _M = {}
@@ -20,8 +21,8 @@ local _M = {}
 local WIDTH = 80
 local VALUE_COL = 12
 local SHARE_COL = 7
--- The frames a user stack is walked to (MR_MAX_STACK_DEPTH in bpf/profiler.h).
-local MAX_USER_FRAMES = 127
+-- The frames a user stack is walked to.
+local MAX_USER_FRAMES = C.MR_MAX_STACK_DEPTH
 
 local function add(map, name, v)
   map[name] = (map[name] or 0) + v

@@ -4,6 +4,7 @@
 -- EBPFProfilingData messages as OAP expects them: kernel and user stacks as
 -- separate metadata, symbols leaf first, "[MISSING]" for what has no symbol,
 -- counts as deltas since the previous collect.
+local C = require("moonrover.consts")
 local profile_view = require("moonrover.profiling.profile_view")
 local profiles = require("moonrover.profiles")
 local rt = require("moonrover.rt")
@@ -12,7 +13,7 @@ local _M = {}
 local mt = { __index = _M }
 
 local KERNEL_SPACE, USER_SPACE = 0, 1 -- EBPFProfilingStackType
-local FRAME_KERNEL = 1                -- enum mr_frame_kind
+local FRAME_KERNEL = C.MR_FRAME_KERNEL
 local MISSING = "[MISSING]"
 
 -- task: from task_command.parse; pids: the local pids of its processes;

@@ -5,6 +5,7 @@
 -- code). code is the gRPC status by name ("UNAVAILABLE", ...) when the call
 -- was made and failed, nil when it could not be made at all; why starts
 -- with that name and says what failed, never a bare number.
+local C = require("moonrover.consts")
 local config = require("moonrover.config")
 local protobuf = require("moonrover.lib.protobuf")
 local rt = require("moonrover.rt")
@@ -184,7 +185,7 @@ local function deliver(self, r)
     return
   end
   self.pending[tonumber(r.id)] = nil
-  if r.state ~= 0 then
+  if r.state ~= C.MR_RPC_OK then
     local code, details = _M.status_name(r.code), ffi.string(r.details)
     p.callback(nil, details ~= "" and code .. ": " .. details or code .. " (gRPC gave no details)", code)
     return
