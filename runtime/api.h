@@ -130,7 +130,7 @@ int64_t mr_text_file_read(const char *path, char *buf, size_t cap, char *err, si
 
 /* ----------------------------------------------------------------- outputs */
 
-/* An output file (runtime/base/output_file.c): written into a new temporary
+/* An output file (runtime/files/output_file.c): written into a new temporary
  * file beside path (created exclusively, never through a link), every write
  * checked, then synced, closed and renamed over path by mr_output_commit; a
  * failure leaves path as it was. A path that is a symbolic link is refused; a
@@ -568,7 +568,7 @@ void mr_regex_free(mr_regex *r);
 /* ----------------------------------------------------------- HTTP/1 heads */
 
 /* One scan of an HTTP/1 head for lua/moonrover/net/protocols/http1.lua
- * (runtime/base/http1_scan.c), so that the per-message path runs no short
+ * (runtime/netparse/http1_scan.c), so that the per-message path runs no short
  * Lua loops (LuaJIT compiles those poorly). These functions never read at or
  * past n, never allocate, never lock and never fail: rt.lua calls them
  * without the script bracket (rt.lock_free). Indexes are into p. */

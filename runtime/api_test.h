@@ -19,7 +19,7 @@ int mr_sys_sleep_ms(int32_t ms);
 
 /* --------------------------------------------------------------- pid file */
 
-/* The agent's pid file (runtime/base/pid_file.h): created with this
+/* The agent's pid file (runtime/files/pid_file.h): created with this
  * process's pid and held locked until released. NULL, with why, when the
  * path is unsafe (a link; a directory others can write) or another process
  * holds it (named in the message). */

@@ -16,7 +16,7 @@
 #include "api_test.h"
 #include "script_host/script_set.h"
 #include "base/log.h"
-#include "base/pid_file.h"
+#include "files/pid_file.h"
 #include "script_host/watchdog.h"
 
 #define BATCHES_PER_WAKEUP 64

@@ -14,7 +14,7 @@
 
 #include <grpc/grpc_security.h>
 
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "transport/transport_internal.h"
 
 #define MAX_PEM_BYTES (16 << 20)

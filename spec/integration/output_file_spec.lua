@@ -1,4 +1,4 @@
--- output_file_spec.lua - output files (runtime/base/output_file.c through
+-- output_file_spec.lua - output files (runtime/files/output_file.c through
 -- moonrover.output_file): the target changes only when a write is complete,
 -- a link is never followed nor replaced, a FIFO or device is written in
 -- place, and nothing is left behind.

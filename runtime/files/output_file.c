@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "base/output_file.h"
-#include "base/safe_path.h"
+#include "files/output_file.h"
+#include "files/safe_path.h"
 
 #define OUTPUT_MODE 0644
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "base/safe_path.h"
+#include "files/safe_path.h"
 
 #define MAX_LINKS 40 /* as the kernel's MAXSYMLINKS */
 #define TEMP_TRIES 100

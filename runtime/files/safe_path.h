@@ -9,8 +9,8 @@
  * containers and on other distributions). The caller then works relative to
  * the directory found (openat, renameat, ...), so a link swapped in later
  * changes nothing. */
-#ifndef MR_BASE_SAFE_PATH_H
-#define MR_BASE_SAFE_PATH_H
+#ifndef MR_FILES_SAFE_PATH_H
+#define MR_FILES_SAFE_PATH_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -27,7 +27,7 @@
 
 #include "base/host_port.h"
 #include "base/log.h"
-#include "metrics/http_internal.h"
+#include "http_server/http_internal.h"
 
 enum {
 	ACCEPTS_PER_WAKEUP = 16,

@@ -7,12 +7,12 @@
  * is a symbolic link is refused (replacing it would silently undo what its
  * owner set up, and in /tmp it is the classic trap for root), and a link in
  * the directories on the way is followed only as protected_symlinks allows
- * (base/safe_path.h). A FIFO or a character device (/dev/null) is written in
+ * (files/safe_path.h). A FIFO or a character device (/dev/null) is written in
  * place, as a shell's `>` would, since replacing it would break it for
  * everyone. "-" means standard output, written directly. The api.h type
  * mr_output. */
-#ifndef MR_BASE_OUTPUT_FILE_H
-#define MR_BASE_OUTPUT_FILE_H
+#ifndef MR_FILES_OUTPUT_FILE_H
+#define MR_FILES_OUTPUT_FILE_H
 
 #include "api.h"
 

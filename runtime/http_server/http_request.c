@@ -3,7 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "metrics/http_request.h"
+#include "http_server/http_request.h"
 
 /* More digits than this is a length no endpoint accepts. */
 #define MAX_LENGTH_DIGITS 18

@@ -20,7 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "metrics/http_internal.h"
+#include "http_server/http_internal.h"
 
 enum {
 	HTTP_MAX_HEAD = 8192, /* request line and headers, bytes */

@@ -13,7 +13,7 @@
 
 #include <event2/buffer.h>
 
-#include "metrics/http_internal.h"
+#include "http_server/http_internal.h"
 
 enum {
 	HTTP_MAX_CONNECTIONS = 64,

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "base/pid_file.h"
-#include "base/safe_path.h"
+#include "files/pid_file.h"
+#include "files/safe_path.h"
 
 #define PID_FILE_MODE 0644
 /* A file that is locked but not by the pid it names is being replaced by
