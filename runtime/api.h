@@ -130,11 +130,13 @@ int64_t mr_text_file_read(const char *path, char *buf, size_t cap, char *err, si
 
 /* ----------------------------------------------------------------- outputs */
 
-/* An output file (runtime/files/output_file.c): written into a new temporary
- * file beside path (created exclusively, never through a link), every write
- * checked, then synced, closed and renamed over path by mr_output_commit; a
- * failure leaves path as it was. A path that is a symbolic link is refused; a
- * FIFO or character device is written in place. "-" is standard output. */
+/* An output file (runtime/files/output_file.c): written into a new unnamed
+ * file in path's directory (a temporary file beside path where the file
+ * system has no O_TMPFILE), every write checked, then synced and put in place
+ * over path by mr_output_commit; a failure leaves path as it was, a killed run
+ * leaves nothing. A path that is a symbolic link is refused; a FIFO or
+ * character device is written in place. "-" is standard output. A failed
+ * write or commit names path and the directory of the temporary file. */
 typedef struct mr_output mr_output;
 
 mr_output *mr_output_open(const char *path, char *err, size_t errlen);

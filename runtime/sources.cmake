@@ -6,7 +6,7 @@ set(MR_SUBSYSTEMS base files system kernel elf symbols unwind proc profile pprof
 
 set(MR_SOURCES_base byte_queue.c grow_array.c guarded_buffer.c hash_index.c host_port.c intern.c log.c pid_table.c regex.c
     spsc_queue.c string_map.c thread.c)
-set(MR_SOURCES_files file_read.c output_file.c pid_file.c safe_path.c text_file.c)
+set(MR_SOURCES_files file_read.c output_file.c pid_file.c safe_path.c text_file.c unnamed_file.c)
 set(MR_SOURCES_system clock.c network_identity.c signals.c terminal.c uuid.c version.c)
 set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
