@@ -189,7 +189,7 @@ static int take_pid_file(struct agent *a, char *err, size_t errlen)
 	if (!path || !*path)
 		return 0;
 	a->pid_file = mr_pid_file_acquire(path, err, errlen);
-	return a->pid_file ? 0 : -EEXIST;
+	return a->pid_file ? 0 : -errno;
 }
 
 /* The data plane, with the network tracer when asked and the kernel can:
@@ -220,6 +220,7 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	const struct mr_agent_opts *o = a->opts;
 	struct mr_http_opts http = { .max_connections = o->http_max_connections,
 				     .timeout_ms = o->http_timeout_ms };
+	int rc;
 
 	a->base = event_base_new();
 	/* Levels the HTTP endpoint uses to serve connections before accepting. */
@@ -227,23 +228,23 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the event loop: out of memory");
 		return -ENOMEM;
 	}
-	if (take_pid_file(a, err, errlen) != 0)
-		return -EEXIST;
+	rc = take_pid_file(a, err, errlen);
+	if (rc != 0)
+		return rc;
 	a->metrics = mr_metrics_new(err, errlen);
 	if (!a->metrics)
 		return -ENOMEM;
 	if (o->http_address && *o->http_address &&
 	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, &http, err, errlen)))
-		return -EADDRNOTAVAIL;
+		return -errno;
 	a->dp = open_data_plane(o, err, errlen);
 	if (!a->dp)
-		return -EINVAL;
+		return -errno;
 	a->scripts = mr_script_set_new(a->base, a->metrics, a->dp, o);
-	if (!a->scripts || mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	return 0;
+	if (!a->scripts)
+		return mr_error(err, errlen, -ENOMEM, "out of memory");
+	rc = mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES);
+	return rc ? mr_error(err, errlen, rc, "cannot make the agent's metrics: %s", strerror(-rc)) : 0;
 }
 
 static void close_parts(struct agent *a)
@@ -274,10 +275,9 @@ static int run(struct agent *a, char *err, size_t errlen)
 	rc = mr_data_plane_start(a->dp, err, errlen);
 	if (rc != 0)
 		return rc;
-	if (add_events(a) != 0) {
-		snprintf(err, errlen, "cannot set up the event loop");
-		return -ENOMEM;
-	}
+	rc = add_events(a);
+	if (rc != 0)
+		return mr_error(err, errlen, rc, "cannot set up the event loop: %s", strerror(-rc));
 	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
 	if (a->http)
 		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u",

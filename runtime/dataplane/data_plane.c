@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api_test.h"
+#include "base/log.h"
 #include "kernel/bpf_errors.h"
 #include "dataplane/data_plane_internal.h"
 #include "base/byte_queue.h"
@@ -164,23 +165,22 @@ mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err,
 {
 	struct mr_data_plane_opts opts;
 	struct mr_data_plane *d;
+	int rc;
 
-	if (!o) {
-		snprintf(err, errlen, "invalid data plane options: none given");
-		return NULL;
-	}
+	if (!o)
+		return mr_fail_null(mr_error(err, errlen, -EINVAL, "invalid data plane options: none given"));
 	opts = *o;
-	if (normalize(&opts, err, errlen) != 0)
-		return NULL;
+	rc = normalize(&opts, err, errlen);
+	if (rc != 0)
+		return mr_fail_null(rc);
 	mr_kernel_bpf_log_setup();
 	d = new_plane(&opts);
-	if (!d) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (set_up(d, err, errlen) != 0) {
+	if (!d)
+		return mr_fail_null(mr_error(err, errlen, -ENOMEM, "out of memory"));
+	rc = set_up(d, err, errlen);
+	if (rc != 0) {
 		mr_data_plane_close(d);
-		return NULL;
+		return mr_fail_null(rc);
 	}
 	return d;
 }

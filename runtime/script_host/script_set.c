@@ -211,15 +211,16 @@ static int load_all(struct mr_script_set *h, const struct mr_script_list *list, 
 	if (!set || !ho) {
 		free(set);
 		free(ho);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return mr_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < list->n; i++) {
 		set[i] = load_live(h, &list->v[i], &ho[i], err, errlen);
 		if (!set[i]) {
+			int rc = -errno;
+
 			free_set(set, i);
 			finish_handovers(ho, i + 1, 1);
-			return -1;
+			return rc;
 		}
 	}
 	finish_handovers(ho, list->n, 0);
@@ -296,10 +297,11 @@ int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen)
 	struct mr_script_list list;
 	char first_error[256] = "";
 	size_t started = 0, total;
+	int rc = mr_script_list_read(&dirs, &list, err, errlen);
 
-	if (mr_script_list_read(&dirs, &list, err, errlen) != 0) {
+	if (rc != 0) {
 		set_result(h, 0, err, 0);
-		return -1;
+		return rc;
 	}
 	h->scripts = calloc(list.n ? list.n : 1, sizeof(*h->scripts));
 	if (!h->scripts) {
