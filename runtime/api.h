@@ -201,7 +201,7 @@ struct mr_profiler_stats {
 	uint32_t pad;
 };
 
-/* The user-stack unwinder of a profile with unwind = MR_UNWIND_CFI. */
+/* The user-stack unwinder of a profile with unwind = MR_UNWIND_MODE_CFI. */
 struct mr_unwind_stats {
 	uint64_t tables;              /* unwind tables loaded in the kernel now */
 	uint64_t table_bytes;         /* their kernel memory */

@@ -4,7 +4,7 @@
  * through the agent) opened up to be tested one by one.
  *
  * Preprocessed like api.h (whose conventions hold here too) into the text
- * that spec/support/runtime.lua hands to ffi.cdef after api.h's. */
+ * that lua/moonrover/rt.lua hands to ffi.cdef after api.h's, for rt.with_test_api(). */
 #ifndef MR_API_TEST_H
 #define MR_API_TEST_H
 
