@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* bench.bpf.c - the event-path benchmark's source: one struct mr_bench_event
  * per getppid() system call of one process (bench_pid), from raw_tp/sys_enter,
- * with the same wakeup policy as the real streams. Loaded only for
- * MR_DATA_PLANE_BENCH. */
+ * with the same wakeup policy as the real streams. Loaded only by
+ * mr_data_plane_open_bench (runtime/api_test.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "events.h"
+#include "bench.h"
 
 #define NR_GETPPID 110 /* x86_64 */
 

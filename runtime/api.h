@@ -248,9 +248,9 @@ void mr_profiler_close(mr_profiler *p);
  * MR_STREAM_NET, whose records carry a copy of the bytes moved. */
 enum mr_stream {
 	MR_STREAM_PROCESS = 0, /* struct mr_process_event */
-	MR_STREAM_BENCH = 1,   /* struct mr_bench_event, only with `agent --bench-pid` */
-	MR_STREAM_TCP = 2,     /* struct mr_tcp_event, with MR_DATA_PLANE_NET */
-	MR_STREAM_NET = 3,     /* struct mr_net_data + payload (variable size), with MR_DATA_PLANE_NET */
+	/* 1: the benchmarks' stream (MR_STREAM_BENCH, runtime/api_test.h) */
+	MR_STREAM_TCP = 2, /* struct mr_tcp_event, with MR_DATA_PLANE_NET */
+	MR_STREAM_NET = 3, /* struct mr_net_data + payload (variable size), with MR_DATA_PLANE_NET */
 	MR_STREAM_COUNT = 4
 };
 
@@ -261,8 +261,7 @@ enum mr_stream {
 typedef struct mr_data_plane mr_data_plane;
 
 enum mr_data_plane_flags {
-	MR_DATA_PLANE_BENCH = 1, /* also attach the benchmark event source */
-	MR_DATA_PLANE_NET = 2,   /* also trace TCP connections and their bytes (bpf/net.bpf.c) */
+	MR_DATA_PLANE_NET = 2, /* also trace TCP connections and their bytes (bpf/net.bpf.c) */
 };
 
 struct mr_data_plane_opts {
@@ -270,7 +269,6 @@ struct mr_data_plane_opts {
 	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
 	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
 	uint32_t flags;          /* enum mr_data_plane_flags */
-	int32_t bench_pid;       /* MR_DATA_PLANE_BENCH: the process whose getppid() calls make events */
 	/* MR_DATA_PLANE_NET: the bytes copied of each socket read or write (0:
 	 * MR_NET_PAYLOAD_DEFAULT, at most MR_NET_PAYLOAD_MAX); the net stream's
 	 * queue in bytes (0: 8 MiB); the processes traced (NULL: all but this
@@ -349,7 +347,6 @@ struct mr_agent_opts {
 	uint32_t batch_max;            /* most events handed to one callback */
 	uint32_t queue_capacity;       /* events buffered per stream while Lua is busy */
 	int32_t log_level;             /* 0 debug, 1 info, 2 warn, 3 error */
-	int32_t bench_pid;             /* benchmarks: also stream this process's getppid() calls */
 	const char *config_name;       /* the config file scripts read through agent.config(), or NULL */
 	const char *config_text;       /* its text, read once at start */
 	/* The scripts: each one's memory budget in MiB unless it sets its own

@@ -32,6 +32,7 @@
 
 struct agent {
 	const struct mr_agent_opts *opts;
+	int32_t bench_pid; /* mr_agent_run_bench's process, or 0 */
 	struct event_base *base;
 	mr_metrics *metrics;
 	mr_http *http;
@@ -194,25 +195,31 @@ static int take_pid_file(struct agent *a, char *err, size_t errlen)
 
 /* The data plane, with the network tracer when asked and the kernel can:
  * without it the agent still runs, and says why in one line. */
-static mr_data_plane *open_data_plane(const struct mr_agent_opts *o, char *err, size_t errlen)
+static mr_data_plane *open_plane(const struct mr_data_plane_opts *dpo, int32_t bench_pid, char *err,
+				 size_t errlen)
 {
+	return bench_pid > 0 ? mr_data_plane_open_bench(dpo, bench_pid, err, errlen)
+			     : mr_data_plane_open(dpo, err, errlen);
+}
+
+static mr_data_plane *open_data_plane(const struct agent *a, char *err, size_t errlen)
+{
+	const struct mr_agent_opts *o = a->opts;
 	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity,
 					  .drain_ms = DRAIN_MS,
-					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
-					  .bench_pid = o->bench_pid,
 					  .net_payload_bytes = o->net_payload_bytes,
 					  .net_max_connections = o->net_max_connections };
 	mr_data_plane *dp;
 
 	if (o->network) {
 		dpo.flags |= MR_DATA_PLANE_NET;
-		dp = mr_data_plane_open(&dpo, err, errlen);
+		dp = open_plane(&dpo, a->bench_pid, err, errlen);
 		if (dp)
 			return dp;
 		mr_log(MR_LEVEL_WARN, "agent", "running without the network tracer: %s", err);
 		dpo.flags &= ~(uint32_t)MR_DATA_PLANE_NET;
 	}
-	return mr_data_plane_open(&dpo, err, errlen);
+	return open_plane(&dpo, a->bench_pid, err, errlen);
 }
 
 static int open_parts(struct agent *a, char *err, size_t errlen)
@@ -237,7 +244,7 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	if (o->http_address && *o->http_address &&
 	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, &http, err, errlen)))
 		return -errno;
-	a->dp = open_data_plane(o, err, errlen);
+	a->dp = open_data_plane(a, err, errlen);
 	if (!a->dp)
 		return -errno;
 	a->scripts = mr_script_set_new(a->base, a->metrics, a->dp, o);
@@ -292,9 +299,11 @@ static int run(struct agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)
+static int run_agent(const struct mr_agent_opts *o, int32_t bench_pid, char *err, size_t errlen)
 {
-	struct agent a = { .opts = o, .batch_max = o->batch_max ? o->batch_max : 4096 };
+	struct agent a = { .opts = o,
+			   .bench_pid = bench_pid,
+			   .batch_max = o->batch_max ? o->batch_max : 4096 };
 	int rc;
 
 	mr_log_set_level(o->log_level);
@@ -309,4 +318,14 @@ int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)
 	if (rc == 0)
 		mr_log(MR_LEVEL_INFO, "agent", "stopped");
 	return rc;
+}
+
+int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)
+{
+	return run_agent(o, 0, err, errlen);
+}
+
+int mr_agent_run_bench(const struct mr_agent_opts *o, int32_t bench_pid, char *err, size_t errlen)
+{
+	return run_agent(o, bench_pid, err, errlen);
 }
