@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* bench.bpf.c - the event-path benchmark's source: one struct mr_bench_event
  * per getppid() system call of one process (bench_pid), from raw_tp/sys_enter,
- * with the same wakeup policy as the real streams. Loaded only for
- * MR_DATA_PLANE_BENCH. */
+ * with the same wakeup policy as the real streams. Loaded only by
+ * mr_data_plane_open_bench (runtime/api_test.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "arch.bpf.h"
-#include "events.h"
+#include "bench.h"
 #include "map_helpers.bpf.h"
 
 const volatile __s32 bench_pid = 0;

@@ -26,13 +26,4 @@ struct mr_process_event {
 	__u64 reserved;
 };
 
-/* A synthetic event for the event-path benchmark. */
-struct mr_bench_event {
-	__u64 ts_ns;
-	__s32 pid;
-	__s32 tid;
-	__u64 seq;
-	__u64 pad[5];
-};
-
 #endif

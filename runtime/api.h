@@ -132,11 +132,13 @@ int64_t mr_text_file_read(const char *path, char *buf, size_t cap, char *err, si
 
 /* ----------------------------------------------------------------- outputs */
 
-/* An output file (runtime/base/output_file.c): written into a new temporary
- * file beside path (created exclusively, never through a link), every write
- * checked, then synced, closed and renamed over path by mr_output_commit; a
- * failure leaves path as it was. A path that is a symbolic link is refused; a
- * FIFO or character device is written in place. "-" is standard output. */
+/* An output file (runtime/files/output_file.c): written into a new unnamed
+ * file in path's directory (a temporary file beside path where the file
+ * system has no O_TMPFILE), every write checked, then synced and put in place
+ * over path by mr_output_commit; a failure leaves path as it was, a killed run
+ * leaves nothing. A path that is a symbolic link is refused; a FIFO or
+ * character device is written in place. "-" is standard output. A failed
+ * write or commit names path and the directory of the temporary file. */
 typedef struct mr_output mr_output;
 
 mr_output *mr_output_open(const char *path, char *err, size_t errlen);
@@ -203,7 +205,7 @@ struct mr_profiler_stats {
 	uint32_t pad;
 };
 
-/* The user-stack unwinder of a profile with unwind = MR_UNWIND_CFI. */
+/* The user-stack unwinder of a profile with unwind = MR_UNWIND_MODE_CFI. */
 struct mr_unwind_stats {
 	uint64_t tables;              /* unwind tables loaded in the kernel now */
 	uint64_t table_bytes;         /* their kernel memory */
@@ -250,9 +252,9 @@ void mr_profiler_close(mr_profiler *p);
  * MR_STREAM_NET, whose records carry a copy of the bytes moved. */
 enum mr_stream {
 	MR_STREAM_PROCESS = 0, /* struct mr_process_event */
-	MR_STREAM_BENCH = 1,   /* struct mr_bench_event, only with `agent --bench-pid` */
-	MR_STREAM_TCP = 2,     /* struct mr_tcp_event, with MR_DATA_PLANE_NET */
-	MR_STREAM_NET = 3,     /* struct mr_net_data + payload (variable size), with MR_DATA_PLANE_NET */
+	/* 1: the benchmarks' stream (MR_STREAM_BENCH, runtime/api_test.h) */
+	MR_STREAM_TCP = 2, /* struct mr_tcp_event, with MR_DATA_PLANE_NET */
+	MR_STREAM_NET = 3, /* struct mr_net_data + payload (variable size), with MR_DATA_PLANE_NET */
 	MR_STREAM_COUNT = 4
 };
 
@@ -263,8 +265,7 @@ enum mr_stream {
 typedef struct mr_data_plane mr_data_plane;
 
 enum mr_data_plane_flags {
-	MR_DATA_PLANE_BENCH = 1, /* also attach the benchmark event source */
-	MR_DATA_PLANE_NET = 2,   /* also trace TCP connections and their bytes (bpf/net.bpf.c) */
+	MR_DATA_PLANE_NET = 2, /* also trace TCP connections and their bytes (bpf/net.bpf.c) */
 };
 
 struct mr_data_plane_opts {
@@ -272,7 +273,6 @@ struct mr_data_plane_opts {
 	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
 	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
 	uint32_t flags;          /* enum mr_data_plane_flags */
-	int32_t bench_pid;       /* MR_DATA_PLANE_BENCH: the process whose getppid() calls make events */
 	/* MR_DATA_PLANE_NET: the bytes copied of each socket read or write (0:
 	 * MR_NET_PAYLOAD_DEFAULT, at most MR_NET_PAYLOAD_MAX); the net stream's
 	 * queue in bytes (0: 8 MiB); the processes traced (NULL: all but this
@@ -356,7 +356,6 @@ struct mr_agent_opts {
 	uint32_t batch_max;            /* most events handed to one callback */
 	uint32_t queue_capacity;       /* events buffered per stream while Lua is busy */
 	int32_t log_level;             /* 0 debug, 1 info, 2 warn, 3 error */
-	int32_t bench_pid;             /* benchmarks: also stream this process's getppid() calls */
 	const char *config_name;       /* the config file scripts read through agent.config(), or NULL */
 	const char *config_text;       /* its text, read once at start */
 	/* The scripts: each one's memory budget in MiB unless it sets its own
@@ -593,7 +592,7 @@ void mr_regex_free(mr_regex *r);
 /* ----------------------------------------------------------- HTTP/1 heads */
 
 /* One scan of an HTTP/1 head for lua/moonrover/net/protocols/http1.lua
- * (runtime/base/http1_scan.c), so that the per-message path runs no short
+ * (runtime/netparse/http1_scan.c), so that the per-message path runs no short
  * Lua loops (LuaJIT compiles those poorly). These functions never read at or
  * past n, never allocate, never lock and never fail: rt.lua calls them
  * without the script bracket (rt.lock_free). Indexes are into p. */

@@ -4,7 +4,7 @@
  * through the agent) opened up to be tested one by one.
  *
  * Preprocessed like api.h (whose conventions hold here too) into the text
- * that spec/support/runtime.lua hands to ffi.cdef after api.h's. */
+ * that lua/moonrover/rt.lua hands to ffi.cdef after api.h's, for rt.with_test_api(). */
 #ifndef MR_API_TEST_H
 #define MR_API_TEST_H
 
@@ -19,7 +19,7 @@ int mr_sys_sleep_ms(int32_t ms);
 
 /* --------------------------------------------------------------- pid file */
 
-/* The agent's pid file (runtime/base/pid_file.h): created with this
+/* The agent's pid file (runtime/files/pid_file.h): created with this
  * process's pid and held locked until released. NULL, with why, when the
  * path is unsafe (a link; a directory others can write) or another process
  * holds it (named in the message). */
@@ -146,8 +146,22 @@ void mr_symbolizer_limit_parses(mr_symbolizer *s, int64_t files);
 
 /* ------------------------------------------------------------- data plane */
 
+#include "bench.h"
+
+/* The benchmarks' stream: struct mr_bench_event (bpf/bench.h), one per
+ * getppid() call of one process (bpf/bench.bpf.c). */
+enum { MR_STREAM_BENCH = 1 };
+
+/* A data plane (as mr_data_plane_open) that also streams bench_pid's
+ * getppid() calls on MR_STREAM_BENCH. */
+mr_data_plane *mr_data_plane_open_bench(const struct mr_data_plane_opts *o, int32_t bench_pid, char *err,
+					size_t errlen);
 /* Benchmark baseline: pops everything queued and counts events per pid in C. */
 uint64_t mr_data_plane_drain_in_c(mr_data_plane *d, uint32_t stream);
+/* `moonrover agent` (as mr_agent_run) with MR_STREAM_BENCH fed by
+ * bench_pid's getppid() calls, for the event path's benchmark
+ * (scripts/bench/agent_events.sh). */
+int mr_agent_run_bench(const struct mr_agent_opts *o, int32_t bench_pid, char *err, size_t errlen);
 
 /* ----------------------------------------------------------- script memory */
 

@@ -1,11 +1,12 @@
 # runtime/sources.cmake - the runtime library's sources, folder by folder.
 # Each folder is one subsystem (docs/architecture.md says which does what);
 # a new source file is added to its folder's list here.
-set(MR_SUBSYSTEMS base system kernel elf symbols unwind proc profile pprof profiler dataplane script_host agent
-    metrics transport)
+set(MR_SUBSYSTEMS base files system kernel elf symbols unwind proc profile pprof profiler netparse dataplane
+    script_host agent metrics http_server transport)
 
-set(MR_SOURCES_base byte_queue.c file_read.c grow_array.c guarded_buffer.c hash_index.c host_port.c http1_scan.c intern.c log.c
-    output_file.c pid_file.c pid_table.c regex.c safe_path.c spsc_queue.c string_map.c text_file.c thread.c)
+set(MR_SOURCES_base byte_queue.c grow_array.c guarded_buffer.c hash_index.c host_port.c intern.c log.c pid_table.c regex.c
+    spsc_queue.c string_map.c thread.c)
+set(MR_SOURCES_files file_read.c output_file.c pid_file.c safe_path.c text_file.c unnamed_file.c)
 set(MR_SOURCES_system clock.c network_identity.c signals.c terminal.c uuid.c version.c)
 set(MR_SOURCES_kernel bpf_errors.c btf.c check.c tracefs.c)
 set(MR_SOURCES_elf elf_debug_file.c elf_file.c)
@@ -17,12 +18,13 @@ set(MR_SOURCES_profile profile.c profile_copy.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)
 set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_check.c profiler_drain.c profiler_processes.c
     profiler_threads.c)
+set(MR_SOURCES_netparse http1_scan.c)
 set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_streams.c data_plane_thread.c)
 set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_memory.c script_owner.c script_set.c
     script_state.c script_traceback.c script_trust.c watchdog.c)
 set(MR_SOURCES_agent agent.c agent_health.c agent_net_stats.c agent_reload.c agent_stats.c agent_status.c)
-set(MR_SOURCES_metrics http_conn.c http_endpoint.c http_listener.c http_request.c metrics.c metrics_bounds.c
-    metrics_labels.c metrics_mark.c metrics_render.c)
+set(MR_SOURCES_metrics metrics.c metrics_bounds.c metrics_labels.c metrics_mark.c metrics_render.c)
+set(MR_SOURCES_http_server http_conn.c http_endpoint.c http_listener.c http_request.c)
 set(MR_SOURCES_transport transport.c transport_call.c transport_connectivity.c transport_credentials.c
     transport_messages.c transport_results.c transport_thread.c)
 

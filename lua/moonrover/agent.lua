@@ -28,8 +28,12 @@ local _M = {
 
 local STREAMS = {
   process = { id = lib.MR_STREAM_PROCESS, ctype = ffi.typeof("struct mr_process_event *") },
-  bench = { id = lib.MR_STREAM_BENCH, ctype = ffi.typeof("struct mr_bench_event *") },
 }
+-- The benchmarks' stream (runtime/api_test.h), for the scripts of the agent
+-- scripts/bench/agent_events.lua runs: they declare the test API first.
+if rt.has_test_api() then
+  STREAMS.bench = { id = lib.MR_STREAM_BENCH, ctype = ffi.typeof("struct mr_bench_event *") }
+end
 local BY_ID = {}
 for name, s in pairs(STREAMS) do
   s.name = name
@@ -42,7 +46,7 @@ local network_names = require("moonrover.net.script_tracer").streams()
 for _, name in ipairs(network_names) do
   NETWORK_STREAMS[name] = true
 end
-local STREAM_NAMES = "process, bench, " .. table.concat(network_names, ", ")
+local STREAM_NAMES = "process, " .. (STREAMS.bench and "bench, " or "") .. table.concat(network_names, ", ")
 local NET_TICK_S = 0.1
 local network
 local start_network

@@ -1,8 +1,10 @@
 -- output_file.lua - an output file written through the runtime (api.h,
--- mr_output_*): into a temporary file beside the target, every write checked,
--- renamed over the target by commit(); "-" is standard output. A failure (a
+-- mr_output_*): into an unnamed file in the target's directory (a temporary
+-- file beside it where the file system has none), every write checked, put in
+-- place over the target by commit(); "-" is standard output. A failure (a
 -- full disk, a directory that went away) leaves the target as it was and is
--- returned by commit(). Writers use it like a Lua file: f:write(text).
+-- returned by commit(), naming the target and the temporary file's directory;
+-- a killed run leaves nothing. Writers use it like a Lua file: f:write(text).
 local rt = require("moonrover.rt")
 
 local _M = {}

@@ -99,6 +99,11 @@ end
 
 local test_api_declared = false
 
+-- Whether this state declared runtime/api_test.h (with_test_api).
+function _M.has_test_api()
+  return test_api_declared
+end
+
 -- Declares runtime/api_test.h as well: the functions only specs and
 -- benchmarks call. Returns this module.
 function _M.with_test_api()

@@ -17,7 +17,7 @@
 #include "api_test.h"
 #include "script_host/script_set.h"
 #include "base/log.h"
-#include "base/pid_file.h"
+#include "files/pid_file.h"
 #include "script_host/watchdog.h"
 
 #define BATCHES_PER_WAKEUP 64
@@ -33,6 +33,7 @@
 
 struct agent {
 	const struct mr_agent_opts *opts;
+	int32_t bench_pid; /* mr_agent_run_bench's process, or 0 */
 	struct event_base *base;
 	mr_metrics *metrics;
 	mr_http *http;
@@ -200,30 +201,36 @@ static int take_pid_file(struct agent *a, char *err, size_t errlen)
 	if (!path || !*path)
 		return 0;
 	a->pid_file = mr_pid_file_acquire(path, err, errlen);
-	return a->pid_file ? 0 : -EEXIST;
+	return a->pid_file ? 0 : -errno;
 }
 
 /* The data plane, with the network tracer when asked and the kernel can:
  * without it the agent still runs, and says why in one line. */
-static mr_data_plane *open_data_plane(const struct mr_agent_opts *o, char *err, size_t errlen)
+static mr_data_plane *open_plane(const struct mr_data_plane_opts *dpo, int32_t bench_pid, char *err,
+				 size_t errlen)
 {
+	return bench_pid > 0 ? mr_data_plane_open_bench(dpo, bench_pid, err, errlen)
+			     : mr_data_plane_open(dpo, err, errlen);
+}
+
+static mr_data_plane *open_data_plane(const struct agent *a, char *err, size_t errlen)
+{
+	const struct mr_agent_opts *o = a->opts;
 	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity,
 					  .drain_ms = DRAIN_MS,
-					  .flags = o->bench_pid > 0 ? MR_DATA_PLANE_BENCH : 0,
-					  .bench_pid = o->bench_pid,
 					  .net_payload_bytes = o->net_payload_bytes,
 					  .net_max_connections = o->net_max_connections };
 	mr_data_plane *dp;
 
 	if (o->network) {
 		dpo.flags |= MR_DATA_PLANE_NET;
-		dp = mr_data_plane_open(&dpo, err, errlen);
+		dp = open_plane(&dpo, a->bench_pid, err, errlen);
 		if (dp)
 			return dp;
 		mr_log(MR_LEVEL_WARN, "agent", "running without the network tracer: %s", err);
 		dpo.flags &= ~(uint32_t)MR_DATA_PLANE_NET;
 	}
-	return mr_data_plane_open(&dpo, err, errlen);
+	return open_plane(&dpo, a->bench_pid, err, errlen);
 }
 
 static int open_parts(struct agent *a, char *err, size_t errlen)
@@ -231,6 +238,7 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	const struct mr_agent_opts *o = a->opts;
 	struct mr_http_opts http = { .max_connections = o->http_max_connections,
 				     .timeout_ms = o->http_timeout_ms };
+	int rc;
 
 	a->base = event_base_new();
 	/* Levels the HTTP endpoint uses to serve connections before accepting. */
@@ -238,23 +246,23 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the event loop: out of memory");
 		return -ENOMEM;
 	}
-	if (take_pid_file(a, err, errlen) != 0)
-		return -EEXIST;
+	rc = take_pid_file(a, err, errlen);
+	if (rc != 0)
+		return rc;
 	a->metrics = mr_metrics_new(err, errlen);
 	if (!a->metrics)
 		return -ENOMEM;
 	if (o->http_address && *o->http_address &&
 	    !(a->http = mr_http_open(a->base, o->http_address, a->metrics, &http, err, errlen)))
-		return -EADDRNOTAVAIL;
-	a->dp = open_data_plane(o, err, errlen);
+		return -errno;
+	a->dp = open_data_plane(a, err, errlen);
 	if (!a->dp)
-		return -EINVAL;
+		return -errno;
 	a->scripts = mr_script_set_new(a->base, a->metrics, a->dp, o);
-	if (!a->scripts || mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES) != 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	return 0;
+	if (!a->scripts)
+		return mr_error(err, errlen, -ENOMEM, "out of memory");
+	rc = mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES);
+	return rc ? mr_error(err, errlen, rc, "cannot make the agent's metrics: %s", strerror(-rc)) : 0;
 }
 
 static void close_parts(struct agent *a)
@@ -286,10 +294,9 @@ static int run(struct agent *a, char *err, size_t errlen)
 	rc = mr_data_plane_start(a->dp, err, errlen);
 	if (rc != 0)
 		return rc;
-	if (add_events(a) != 0) {
-		snprintf(err, errlen, "cannot set up the event loop");
-		return -ENOMEM;
-	}
+	rc = add_events(a);
+	if (rc != 0)
+		return mr_error(err, errlen, rc, "cannot set up the event loop: %s", strerror(-rc));
 	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
 	if (a->http)
 		mr_log(MR_LEVEL_INFO, "agent", "running (pid %d), /metrics and /healthz on port %u",
@@ -304,9 +311,11 @@ static int run(struct agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)
+static int run_agent(const struct mr_agent_opts *o, int32_t bench_pid, char *err, size_t errlen)
 {
-	struct agent a = { .opts = o, .batch_max = o->batch_max ? o->batch_max : 4096 };
+	struct agent a = { .opts = o,
+			   .bench_pid = bench_pid,
+			   .batch_max = o->batch_max ? o->batch_max : 4096 };
 	int rc;
 
 	mr_log_set_level(o->log_level);
@@ -321,4 +330,14 @@ int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)
 	if (rc == 0)
 		mr_log(MR_LEVEL_INFO, "agent", "stopped");
 	return rc;
+}
+
+int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)
+{
+	return run_agent(o, 0, err, errlen);
+}
+
+int mr_agent_run_bench(const struct mr_agent_opts *o, int32_t bench_pid, char *err, size_t errlen)
+{
+	return run_agent(o, bench_pid, err, errlen);
 }

@@ -49,7 +49,7 @@ int mr_agent_net_stats_init(struct mr_net_series *s, mr_metrics *m, const mr_dat
 		s->ids[i] = mr_metrics_series(m, MR_COUNTER, ROWS[i].name, ROWS[i].help, ROWS[i].labels, err,
 					      sizeof(err));
 		if (s->ids[i] < 0)
-			return -1;
+			return s->ids[i];
 	}
 	return 0;
 }

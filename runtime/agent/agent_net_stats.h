@@ -15,7 +15,7 @@ struct mr_net_series {
 	struct mr_net_counters last; /* what the counters already include */
 };
 
-/* 0, or -1 when a series cannot be made (out of memory). */
+/* 0, or the negative errno of a series that cannot be made (out of memory). */
 int mr_agent_net_stats_init(struct mr_net_series *s, mr_metrics *m, const mr_data_plane *dp);
 void mr_agent_net_stats_sync(struct mr_net_series *s, mr_metrics *m, const mr_data_plane *dp);
 

@@ -1,6 +1,6 @@
 /* agent_reload.c - `moonrover reload`: finds the running agent through its
  * pid file and sends it SIGHUP, only when the process the file names holds
- * the file's lock (base/pid_file.h): a stale file, a reused pid or another
+ * the file's lock (files/pid_file.h): a stale file, a reused pid or another
  * moonrover command is never signalled. The signal goes through a pidfd
  * opened before the last check, so it cannot reach a process that took the
  * pid meanwhile. Then it waits for the agent's answer in its status file
@@ -16,7 +16,7 @@
 #include "agent/agent_status.h"
 #include "api.h"
 #include "base/log.h"
-#include "base/pid_file.h"
+#include "files/pid_file.h"
 
 #define POLL_MS 20
 /* How often, in polls, the wait checks that the agent still runs. */

@@ -35,27 +35,34 @@ static int init_stream(struct mr_stream_series *s, mr_metrics *m, const char *na
 	s->queued = series(m, MR_GAUGE, "moonrover_events_queued", "Events waiting for the scripts", l);
 	s->batch_seconds = series(m, MR_HISTOGRAM, "moonrover_batch_seconds",
 				  "Time the scripts took to handle one batch", l);
-	return s->received < 0 || s->delivered < 0 || s->dropped_queue < 0 || s->dropped_kernel < 0 ||
-			       s->queued < 0 || s->batch_seconds < 0
-		       ? -1
-		       : 0;
+	const int32_t ids[] = { s->received,       s->delivered, s->dropped_queue,
+				s->dropped_kernel, s->queued,    s->batch_seconds };
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (ids[i] < 0)
+			return ids[i];
+	return 0;
 }
 
 int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_plane *dp,
 			const char *const names[MR_STREAM_COUNT])
 {
+	int rc = 0;
+
 	memset(st, 0, sizeof(*st));
 	st->metrics = m;
-	for (uint32_t i = 0; i < MR_STREAM_COUNT; i++) {
+	for (uint32_t i = 0; rc == 0 && i < MR_STREAM_COUNT; i++) {
 		st->streams[i].enabled = mr_data_plane_storage(dp, i) != NULL;
-		if (st->streams[i].enabled && init_stream(&st->streams[i], m, names[i]) != 0)
-			return -1;
+		rc = st->streams[i].enabled ? init_stream(&st->streams[i], m, names[i]) : 0;
 	}
-	if (mr_agent_net_stats_init(&st->net, m, dp) != 0)
-		return -1;
+	rc = rc ?: mr_agent_net_stats_init(&st->net, m, dp);
+	if (rc != 0)
+		return rc;
 	st->scripts_active = series(m, MR_GAUGE, "moonrover_scripts", "Scripts by state", "state=\"active\"");
 	st->scripts_disabled = series(m, MR_GAUGE, "moonrover_scripts", NULL, "state=\"disabled\"");
-	return st->scripts_active < 0 || st->scripts_disabled < 0 ? -1 : 0;
+	return st->scripts_active < 0     ? st->scripts_active
+	       : st->scripts_disabled < 0 ? st->scripts_disabled
+					  : 0;
 }
 
 void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, uint64_t ns)

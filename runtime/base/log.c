@@ -1,5 +1,6 @@
 /* log.c - writes "2026-11-29T19:55:01.123Z info  [source] message" lines to
  * stderr in one write each, so lines from threads never interleave. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +54,12 @@ void mr_log(int level, const char *source, const char *fmt, ...)
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, n) < 0)
 		return;
+}
+
+void *mr_fail_null(int rc)
+{
+	errno = -rc;
+	return NULL;
 }
 
 int mr_error(char *err, size_t errlen, int rc, const char *fmt, ...)

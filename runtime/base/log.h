@@ -17,5 +17,9 @@ void mr_log(int level, const char *source, const char *fmt, ...) __attribute__((
  * pass NULL and 0 and pay nothing) and returns rc, a negative errno, so that
  * a failing path reads `return mr_error(err, errlen, -ENOENT, "...", ...);`. */
 int mr_error(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* For a function that returns a pointer, NULL on failure: sets errno to the
+ * failure's code (rc, a negative errno, as -rc) and returns NULL, last thing
+ * after the cleanup, so that a caller passes the code up as `return -errno`. */
+void *mr_fail_null(int rc);
 
 #endif

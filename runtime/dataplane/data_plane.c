@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api_test.h"
+#include "base/log.h"
 #include "kernel/bpf_errors.h"
 #include "dataplane/data_plane_internal.h"
 #include "base/byte_queue.h"
@@ -33,7 +34,7 @@
 #define DEFAULT_NET_CONNECTIONS 65536u
 #define MAX_NET_CONNECTIONS (1u << 22)
 #define MAX_NET_PIDS 4096u
-#define KNOWN_FLAGS ((uint32_t)(MR_DATA_PLANE_BENCH | MR_DATA_PLANE_NET))
+#define KNOWN_FLAGS ((uint32_t)MR_DATA_PLANE_NET)
 
 static uint32_t round_up_pow2(uint32_t n)
 {
@@ -73,10 +74,6 @@ static int normalize(struct mr_data_plane_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "invalid data plane options: unknown flags 0x%x", o->flags);
 		return -EINVAL;
 	}
-	if ((o->flags & MR_DATA_PLANE_BENCH) && o->bench_pid <= 0) {
-		snprintf(err, errlen, "invalid data plane options: the benchmark needs a bench_pid");
-		return -EINVAL;
-	}
 	if (o->queue_capacity > MAX_QUEUE_CAPACITY || o->ring_bytes > MAX_RING_BYTES ||
 	    o->drain_ms > MAX_DRAIN_MS) {
 		snprintf(err, errlen,
@@ -108,7 +105,7 @@ static int make_queues(struct mr_data_plane *d)
 	d->queues[MR_STREAM_PROCESS] = mr_spsc_queue_new(cap, sizeof(struct mr_process_event));
 	if (!d->queues[MR_STREAM_PROCESS])
 		return -ENOMEM;
-	if (d->opts.flags & MR_DATA_PLANE_BENCH) {
+	if (d->bench_pid > 0) {
 		d->queues[MR_STREAM_BENCH] = mr_spsc_queue_new(cap, sizeof(struct mr_bench_event));
 		if (!d->queues[MR_STREAM_BENCH])
 			return -ENOMEM;
@@ -160,29 +157,44 @@ static int set_up(struct mr_data_plane *d, char *err, size_t errlen)
 	return e ? e : mr_data_plane_thread_prepare(d, err, errlen);
 }
 
-mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err, size_t errlen)
+static mr_data_plane *open_plane(const struct mr_data_plane_opts *o, int32_t bench_pid, char *err,
+				 size_t errlen)
 {
 	struct mr_data_plane_opts opts;
 	struct mr_data_plane *d;
+	int rc;
 
-	if (!o) {
-		snprintf(err, errlen, "invalid data plane options: none given");
-		return NULL;
-	}
+	if (!o)
+		return mr_fail_null(mr_error(err, errlen, -EINVAL, "invalid data plane options: none given"));
 	opts = *o;
-	if (normalize(&opts, err, errlen) != 0)
-		return NULL;
+	rc = normalize(&opts, err, errlen);
+	if (rc != 0)
+		return mr_fail_null(rc);
 	mr_kernel_bpf_log_setup();
 	d = new_plane(&opts);
-	if (!d) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (set_up(d, err, errlen) != 0) {
+	if (!d)
+		return mr_fail_null(mr_error(err, errlen, -ENOMEM, "out of memory"));
+	d->bench_pid = bench_pid;
+	rc = set_up(d, err, errlen);
+	if (rc != 0) {
 		mr_data_plane_close(d);
-		return NULL;
+		return mr_fail_null(rc);
 	}
 	return d;
+}
+
+mr_data_plane *mr_data_plane_open(const struct mr_data_plane_opts *o, char *err, size_t errlen)
+{
+	return open_plane(o, 0, err, errlen);
+}
+
+mr_data_plane *mr_data_plane_open_bench(const struct mr_data_plane_opts *o, int32_t bench_pid, char *err,
+					size_t errlen)
+{
+	if (bench_pid <= 0)
+		return mr_fail_null(mr_error(err, errlen, -EINVAL, "the benchmark needs a process id, not %d",
+					     (int)bench_pid));
+	return open_plane(o, bench_pid, err, errlen);
 }
 
 int mr_data_plane_start(mr_data_plane *d, char *err, size_t errlen)

@@ -1,5 +1,5 @@
 /* data_plane_bpf.c - the data plane's BPF side: loads process.bpf.c (and
- * bench.bpf.c for MR_DATA_PLANE_BENCH, net.bpf.c for MR_DATA_PLANE_NET) with
+ * bench.bpf.c for mr_data_plane_open_bench, net.bpf.c for MR_DATA_PLANE_NET) with
  * ring sizes and wakeup watermarks from the options, opens one ring_buffer
  * manager over every stream's ring whose callback copies records into that
  * stream's queue, attaches the programs and reads the kernel-side drop
@@ -102,7 +102,7 @@ static int load_bench(struct mr_data_plane *d, char *err, size_t errlen)
 		return bpf_failed("open the benchmark BPF object", -errno, err, errlen);
 	d->bench = s;
 	s->rodata->wakeup_bytes = d->opts.ring_bytes / WAKEUP_FRACTION;
-	s->rodata->bench_pid = (__u32)d->opts.bench_pid;
+	s->rodata->bench_pid = (__u32)d->bench_pid;
 	e = bpf_map__set_max_entries(s->maps.bench_events, d->opts.ring_bytes);
 	e = e ?: bench_bpf__load(s);
 	if (e)
@@ -182,7 +182,7 @@ int mr_data_plane_load(struct mr_data_plane *d, char *err, size_t errlen)
 {
 	int e = load_process(d, err, errlen);
 
-	if (!e && (d->opts.flags & MR_DATA_PLANE_BENCH))
+	if (!e && d->bench_pid > 0)
 		e = load_bench(d, err, errlen);
 	if (!e && (d->opts.flags & MR_DATA_PLANE_NET))
 		e = load_net(d, err, errlen);

@@ -23,7 +23,8 @@ struct mr_pid_table;
 struct mr_data_plane {
 	struct mr_data_plane_opts opts; /* with defaults applied and sizes rounded */
 	struct process_bpf *process;
-	struct bench_bpf *bench;                       /* only with MR_DATA_PLANE_BENCH */
+	int32_t bench_pid;                             /* mr_data_plane_open_bench's process, or 0 */
+	struct bench_bpf *bench;                       /* only with a bench_pid */
 	struct net_bpf *net;                           /* only with MR_DATA_PLANE_NET */
 	int32_t *net_pids;                             /* a copy of opts.net_pids */
 	struct ring_buffer *rings;                     /* one manager for every stream's ring */

@@ -38,7 +38,7 @@ static int count_args(const struct btf *btf, const char *name)
 	snprintf(type_name, sizeof(type_name), "btf_trace_%s", name);
 	id = btf__find_by_name_kind(btf, type_name, BTF_KIND_TYPEDEF);
 	if (id < 0)
-		return -ENOENT;
+		return id;
 	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
 	if (!t || !btf_is_ptr(t))
 		return -EINVAL;

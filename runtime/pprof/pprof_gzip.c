@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/output_file.h"
+#include "files/output_file.h"
 #include "pprof/pprof_gzip.h"
 
 enum {

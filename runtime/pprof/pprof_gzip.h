@@ -1,4 +1,4 @@
-/* pprof_gzip.h - a gzip stream into an output file (base/output_file.h):
+/* pprof_gzip.h - a gzip stream into an output file (files/output_file.h):
  * pprof files are gzipped protobuf. */
 #ifndef MR_PPROF_PPROF_GZIP_H
 #define MR_PPROF_PPROF_GZIP_H

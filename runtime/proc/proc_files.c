@@ -14,7 +14,7 @@
 #include <gelf.h>
 
 #include "api.h"
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "base/log.h"
 #include "elf/elf_file.h"
 #include "proc/proc_files.h"

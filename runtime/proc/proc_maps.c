@@ -2,7 +2,7 @@
  * inode path") into a sorted array and finds the mapping of an address. */
 #include "proc/proc_maps.h"
 #include "base/grow_array.h"
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "proc/proc_root.h"
 
 #include <errno.h>

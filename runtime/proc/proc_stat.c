@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "base/log.h"
 #include "proc/proc_root.h"
 #include "proc/proc_stat.h"

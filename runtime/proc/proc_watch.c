@@ -183,7 +183,7 @@ static int read_new(mr_proc_watch *w, int32_t pid, char *text, size_t cap)
 		return rc;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno; /* ENOENT: the process is gone */
 	n = read_at_start(fd, text, cap);
 	if (n <= 0) {
 		release(fd);
@@ -196,12 +196,12 @@ static int read_new(mr_proc_watch *w, int32_t pid, char *text, size_t cap)
 static int read_one(mr_proc_watch *w, int32_t pid, struct mr_proc_stat_fields *f)
 {
 	char text[STAT_MAX];
+	int rc;
 
 	if (pid <= 0)
 		return -EINVAL;
-	if (read_kept(w, pid, text, sizeof(text)) != 0 && read_new(w, pid, text, sizeof(text)) != 0)
-		return -ESRCH;
-	return mr_proc_stat_parse(text, f);
+	rc = read_kept(w, pid, text, sizeof(text)) == 0 ? 0 : read_new(w, pid, text, sizeof(text));
+	return rc ? rc : mr_proc_stat_parse(text, f);
 }
 
 /* Closes the files of pids this read did not ask for. */

@@ -64,14 +64,14 @@ unsigned mr_script_budget(const struct mr_script *s)
  * running script says so itself. */
 static int fail(struct mr_script *s, int abandoned, char *err, size_t errlen)
 {
-	int memory = s->memory.exceeded;
+	int memory = s->memory.exceeded, rc;
 	char why[128];
 
 	if (memory)
 		snprintf(why, sizeof(why), "ran past its memory budget of %zu MiB", s->memory.limit >> 20);
 	else
 		snprintf(why, sizeof(why), "ran past its time budget of %u ms", s->call_budget_ms);
-	snprintf(err, errlen, "%s: %s", s->path, why);
+	rc = mr_error(err, errlen, memory ? -ENOMEM : -ETIME, "%s: %s", s->path, why);
 	if (!s->canary && memory)
 		mr_script_set_count(s->set, "moonrover_lua_memory_exceeded_total",
 				    "Scripts stopped for running past their memory budget", s->name, 1);
@@ -84,7 +84,7 @@ static int fail(struct mr_script *s, int abandoned, char *err, size_t errlen)
 	if (s->live)
 		mr_log(MR_LEVEL_ERROR, s->name, "%s: script disabled until the next successful reload", why);
 	stop(s, abandoned, why);
-	return -1;
+	return rc;
 }
 
 /* A canary's errors are its reload's: counted and logged there, once. */
@@ -112,7 +112,8 @@ static void report_error(struct mr_script *s, const char *msg)
 
 /* Calls the function below its nargs arguments on the stack, under the
  * script's time and memory budgets. Returns 0 with nres results left on the
- * stack, or -1 with the message in err. */
+ * stack, or with the message in err -ETIME or -ENOMEM (a budget ran out),
+ * -ECANCELED (the script was stopped meanwhile) or -EINVAL (it raised). */
 static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errlen)
 {
 	lua_State *L = s->L;
@@ -133,7 +134,7 @@ static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errl
 		return fail(s, 1, err, errlen);
 	if (s->disabled) { /* by a call nested in this one: its state goes now */
 		stop(s, 0, s->why);
-		return mr_error(err, errlen, -1, "%s: %s", s->path, s->why);
+		return mr_error(err, errlen, -ECANCELED, "%s: %s", s->path, s->why);
 	}
 	if (rc != 0)
 		snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "unknown error");
@@ -142,7 +143,7 @@ static int call(struct mr_script *s, int nargs, int nres, char *err, size_t errl
 	if (s->memory.exceeded)
 		return fail(s, 0, err, errlen);
 	if (rc != 0)
-		return -1;
+		return -EINVAL;
 	lua_remove(L, base);
 	return 0;
 }
@@ -179,12 +180,12 @@ static int entry_ref(lua_State *L)
 static int find_entries(struct mr_script *s, char *err, size_t errlen)
 {
 	char why[512];
+	int rc;
 
 	lua_pushcfunction(s->L, entries);
-	if (call(s, 0, (int)NENTRIES, why, sizeof(why)) != 0) {
-		snprintf(err, errlen, "%s: its package table is unusable: %s", s->path, why);
-		return -1;
-	}
+	rc = call(s, 0, (int)NENTRIES, why, sizeof(why));
+	if (rc != 0)
+		return mr_error(err, errlen, rc, "%s: its package table is unusable: %s", s->path, why);
 	s->ref_reclaim = entry_ref(s->L);
 	s->ref_stop = entry_ref(s->L);
 	s->ref_export = entry_ref(s->L);
@@ -216,20 +217,22 @@ struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, cons
 				 const char *imported, size_t imported_len, char *err, size_t errlen)
 {
 	struct mr_script *s = script_new(h, name, path, canary);
+	int rc;
 
 	if (!s || !(s->L = mr_script_state_new(s, h->package_path, imported, imported_len))) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		mr_error(err, errlen, -ENOMEM, "%s: out of memory", path);
 		mr_script_free(s);
-		return NULL;
+		return mr_fail_null(-ENOMEM);
 	}
-	if (mr_script_state_load(s, path) != 0) {
-		snprintf(err, errlen, "%s", lua_tostring(s->L, -1));
+	rc = mr_script_state_load(s, path);
+	if (rc != 0) /* lua_load's status: the message is on the stack */
+		rc = mr_error(err, errlen, rc == LUA_ERRMEM ? -ENOMEM : -EINVAL, "%s",
+			      lua_tostring(s->L, -1));
+	rc = rc ?: call(s, 0, 0, err, errlen);
+	rc = rc ?: find_entries(s, err, errlen);
+	if (rc != 0) {
 		mr_script_free(s);
-		return NULL;
-	}
-	if (call(s, 0, 0, err, errlen) != 0 || find_entries(s, err, errlen) != 0) {
-		mr_script_free(s);
-		return NULL;
+		return mr_fail_null(rc);
 	}
 	s->live = !canary;
 	return s;
@@ -264,7 +267,7 @@ struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, co
 static int push_entry(struct mr_script *s, int ref)
 {
 	if (s->disabled || !s->L || ref == LUA_NOREF)
-		return -1;
+		return -ENOENT;
 	lua_rawgeti(s->L, LUA_REGISTRYINDEX, ref);
 	return 0;
 }
@@ -272,17 +275,17 @@ static int push_entry(struct mr_script *s, int ref)
 int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records, uint32_t n, char *err,
 		       size_t errlen)
 {
+	int rc;
+
 	if (!(s->streams & (1u << stream)) || push_entry(s, s->ref_dispatch) != 0)
 		return 0;
 	lua_pushinteger(s->L, (lua_Integer)stream);
 	lua_pushnumber(s->L, (lua_Number)(uintptr_t)records);
 	lua_pushinteger(s->L, (lua_Integer)n);
-	if (call(s, 3, 0, err, errlen) != 0) {
-		if (!s->disabled)
-			report_error(s, err);
-		return -1;
-	}
-	return 0;
+	rc = call(s, 3, 0, err, errlen);
+	if (rc != 0 && !s->disabled)
+		report_error(s, err);
+	return rc;
 }
 
 /* Called by a timer event (see script_api.c). */
@@ -328,18 +331,19 @@ int mr_script_stop(struct mr_script *s)
 int mr_script_export(struct mr_script *s, char **out, size_t *len, char *err, size_t errlen)
 {
 	const char *text;
+	int rc;
 
 	*out = NULL;
 	*len = 0;
 	if (push_entry(s, s->ref_export) != 0)
 		return 0;
-	if (call(s, 0, 1, err, errlen) != 0)
-		return -1;
+	rc = call(s, 0, 1, err, errlen);
+	if (rc != 0)
+		return rc;
 	text = lua_tolstring(s->L, -1, len);
 	if (text && !(*out = malloc(*len + 1))) {
 		lua_pop(s->L, 1);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return mr_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	if (text)
 		memcpy(*out, text, *len + 1);

@@ -52,7 +52,8 @@ struct mr_script {
 
 /* Creates the script's state and runs its file under the budget. imported is
  * the state its previous version exported (serialized), or NULL. Returns the
- * script, or NULL with "path:line: message" in err. */
+ * script, or NULL with "path:line: message" in err and the failure's code in
+ * errno (mr_fail_null). */
 struct mr_script *mr_script_load(struct mr_script_set *h, const char *name, const char *path, int canary,
 				 const char *imported, size_t imported_len, char *err, size_t errlen);
 /* Reads and compiles the script's file without running any of it: 0, or a
@@ -62,8 +63,9 @@ int mr_script_compile(struct mr_script_set *h, const char *name, const char *pat
  * agent's health counts it. NULL when out of memory. */
 struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, const char *path,
 				   const char *why);
-/* Hands the script a batch of n records of a stream. Returns 0, or -1 when
- * the callback failed (logged and counted; the script may now be disabled). */
+/* Hands the script a batch of n records of a stream. Returns 0, or a negative
+ * errno when the callback failed (logged and counted; the script may now be
+ * disabled). */
 int mr_script_dispatch(struct mr_script *s, uint32_t stream, const void *records, uint32_t n, char *err,
 		       size_t errlen);
 /* The time budget of the script's calls, in milliseconds. */
@@ -76,7 +78,7 @@ int mr_script_stop(struct mr_script *s);
 /* Runs the script's timer id (from its timer event). */
 void mr_script_fire_timer(struct mr_script *s, uint32_t id);
 /* Asks the script for the state to hand its next version: a malloc'd string
- * in *out (NULL when it exports nothing). 0, or -1 with the reason in err. */
+ * in *out (NULL when it exports nothing). 0, or a negative errno with the reason in err. */
 int mr_script_export(struct mr_script *s, char **out, size_t *len, char *err, size_t errlen);
 /* Closes the state and frees everything (an interrupted state's blocks are
  * freed without closing it: its finalizers never run). */

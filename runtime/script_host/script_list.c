@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/grow_array.h"
+#include "base/log.h"
 #include "script_host/script_list.h"
 #include "script_host/script_trust.h"
 
@@ -85,17 +86,14 @@ static int read_dir(struct builder *b, const char *dir, const char *skip, char *
 	struct dirent *de;
 	int rc = 0;
 
-	if (!d) {
-		snprintf(err, errlen, "cannot read the scripts directory %s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (!d)
+		return mr_error(err, errlen, -errno, "cannot read the scripts directory %s: %s", dir,
+				strerror(errno));
 	while (rc == 0 && (de = readdir(d)) != NULL)
 		if (is_script(de->d_name) && !skipped(de->d_name, skip))
 			rc = put(b, dir, de->d_name);
 	closedir(d);
-	if (rc != 0)
-		snprintf(err, errlen, "out of memory listing %s", dir);
-	return rc ? -1 : 0;
+	return rc ? mr_error(err, errlen, rc, "out of memory listing %s", dir) : 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -112,12 +110,12 @@ int mr_script_list_read(const struct mr_script_dirs *dirs, struct mr_script_list
 	memset(out, 0, sizeof(*out));
 	rc = read_dir(&b, dirs->bundled, dirs->bundled_skip, err, errlen);
 	if (rc == 0 && dirs->user && !dirs->user_unchecked)
-		rc = mr_script_trust_dir(dirs->user, err, errlen) ? -1 : 0;
+		rc = mr_script_trust_dir(dirs->user, err, errlen);
 	if (rc == 0 && dirs->user)
 		rc = read_dir(&b, dirs->user, NULL, err, errlen);
 	if (rc != 0) {
 		mr_script_list_free(out);
-		return -1;
+		return rc;
 	}
 	qsort(out->v, out->n, sizeof(*out->v), by_name);
 	return 0;

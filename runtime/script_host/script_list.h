@@ -24,7 +24,7 @@ struct mr_script_dirs {
 	int user_unchecked;       /* do not check the user's directory (see script_trust.h) */
 };
 
-/* Returns 0, or -1 with the reason in err. */
+/* Returns 0, or a negative errno with the reason in err. */
 int mr_script_list_read(const struct mr_script_dirs *dirs, struct mr_script_list *out, char *err,
 			size_t errlen);
 void mr_script_list_free(struct mr_script_list *l);

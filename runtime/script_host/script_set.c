@@ -231,8 +231,7 @@ static int load_all(struct mr_script_set *h, const struct mr_script_list *list, 
 	if (!set || !ho) {
 		free(set);
 		free(ho);
-		snprintf(err, errlen, "out of memory");
-		return -1;
+		return mr_error(err, errlen, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < list->n; i++)
 		export_old(h, &list->v[i], &ho[i]);
@@ -241,10 +240,12 @@ static int load_all(struct mr_script_set *h, const struct mr_script_list *list, 
 		set[i] = mr_script_load(h, list->v[i].name, list->v[i].path, 0, ho[i].state, ho[i].len, err,
 					errlen);
 		if (!set[i]) {
+			int rc = -errno;
+
 			free_set(set, i);
 			mr_metrics_rollback(h->metrics, &mark);
 			finish_handovers(ho, list->n, 1);
-			return -1;
+			return rc;
 		}
 	}
 	finish_handovers(ho, list->n, 0);
@@ -371,11 +372,11 @@ int mr_script_set_start(struct mr_script_set *h, char *err, size_t errlen)
 {
 	struct mr_script_dirs dirs = dirs_of(h);
 	struct mr_script_list list;
-	int rc;
+	int rc = mr_script_list_read(&dirs, &list, err, errlen);
 
-	if (mr_script_list_read(&dirs, &list, err, errlen) != 0) {
+	if (rc != 0) {
 		set_result(h, 0, err, 0);
-		return -1;
+		return rc;
 	}
 	rc = start_all(h, &list, err, errlen);
 	mr_script_list_free(&list);

@@ -15,7 +15,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "base/log.h"
 #include "script_host/script.h"
 #include "script_host/script_set.h"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "symbols/sym_kallsyms.h"
 
 #define READ_BUFFER (256 * 1024)

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "symbols/sym_perf_map.h"
 
 /* A later line replaces an earlier one at the same start: its rank is lower. */

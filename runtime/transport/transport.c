@@ -83,11 +83,12 @@ static grpc_channel *make_channel(const struct mr_transport_opts *o, char *err, 
 	grpc_channel *ch;
 
 	if (!creds)
-		return NULL;
+		return NULL; /* errno set */
 	ch = grpc_channel_create(o->address, creds, &channel_args);
 	grpc_channel_credentials_release(creds);
 	if (!ch)
-		snprintf(err, errlen, "cannot create a gRPC channel to %s", o->address);
+		return mr_fail_null(
+			mr_error(err, errlen, -EINVAL, "cannot create a gRPC channel to %s", o->address));
 	return ch;
 }
 /* gRPC's own messages go to the agent's log (as "grpc"), not raw to stderr. */
@@ -111,7 +112,7 @@ static int set_up(struct mr_transport *t, const struct mr_transport_opts *o, cha
 	}
 	t->channel = make_channel(o, err, errlen);
 	if (!t->channel)
-		return -EINVAL;
+		return -errno;
 	t->cq = grpc_completion_queue_create_for_next(NULL);
 	if (!t->cq) {
 		snprintf(err, errlen, "cannot create a gRPC completion queue");

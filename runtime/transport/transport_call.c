@@ -159,9 +159,11 @@ static void free_call(struct mr_transport *t, struct mr_tx_call *c)
  * nothing could be started (the call is freed then). */
 static int64_t start(struct mr_transport *t, struct mr_tx_call *c)
 {
-	if (start_receive(c) != 0) {
+	int rc = start_receive(c);
+
+	if (rc != 0) {
 		free_call(t, c);
-		return -EIO;
+		return rc;
 	}
 	link_call(t, c);
 	atomic_fetch_add(&t->stats.calls_started, 1);

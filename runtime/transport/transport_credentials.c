@@ -14,7 +14,8 @@
 
 #include <grpc/grpc_security.h>
 
-#include "base/file_read.h"
+#include "base/log.h"
+#include "files/file_read.h"
 #include "transport/transport_internal.h"
 
 #define MAX_PEM_BYTES (16 << 20)
@@ -29,27 +30,24 @@ static int set(const char *s)
 	return s && s[0];
 }
 
-static char *read_pem(const char *path, const char *what, char *err, size_t errlen)
+/* Reads the PEM file at path into *pem (malloc'd); 0 or a negative errno. */
+static int read_pem(const char *path, const char *what, char **pem, char *err, size_t errlen)
 {
-	char *buf;
 	size_t len;
-	int rc = mr_file_read_all(path, MAX_PEM_BYTES, &buf, &len);
+	int rc = mr_file_read_all(path, MAX_PEM_BYTES, pem, &len);
 
-	if (rc == -EFBIG) {
-		snprintf(err, errlen, "cannot read the %s file %s: larger than %d bytes", what, path,
-			 MAX_PEM_BYTES);
-		return NULL;
+	if (rc == -EFBIG)
+		return mr_error(err, errlen, rc, "cannot read the %s file %s: larger than %d bytes", what,
+				path, MAX_PEM_BYTES);
+	if (rc != 0)
+		return mr_error(err, errlen, rc, "cannot read the %s file %s: %s", what, path, strerror(-rc));
+	if (!strstr(*pem, "-----BEGIN ")) {
+		free(*pem);
+		*pem = NULL;
+		return mr_error(err, errlen, -EINVAL, "cannot read the %s file %s: no PEM data in it", what,
+				path);
 	}
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot read the %s file %s: %s", what, path, strerror(-rc));
-		return NULL;
-	}
-	if (!strstr(buf, "-----BEGIN ")) {
-		snprintf(err, errlen, "cannot read the %s file %s: no PEM data in it", what, path);
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return 0;
 }
 
 static void free_pem(struct pem_files *p)
@@ -71,13 +69,15 @@ static int load_pem(const struct mr_transport_opts *o, struct pem_files *p, char
 			 "and key_path");
 		return -EINVAL;
 	}
-	if (set(o->ca_path) && !o->insecure_skip_verify && !(p->ca = read_pem(o->ca_path, "CA", err, errlen)))
-		return -EINVAL;
-	if (set(o->cert_path) && !(p->cert = read_pem(o->cert_path, "certificate", err, errlen)))
-		return -EINVAL;
-	if (set(o->key_path) && !(p->key = read_pem(o->key_path, "key", err, errlen)))
-		return -EINVAL;
-	return 0;
+	int rc = 0;
+
+	if (set(o->ca_path) && !o->insecure_skip_verify)
+		rc = read_pem(o->ca_path, "CA", &p->ca, err, errlen);
+	if (rc == 0 && set(o->cert_path))
+		rc = read_pem(o->cert_path, "certificate", &p->cert, err, errlen);
+	if (rc == 0 && set(o->key_path))
+		rc = read_pem(o->key_path, "key", &p->key, err, errlen);
+	return rc;
 }
 
 static grpc_channel_credentials *verified(const struct pem_files *p)
@@ -114,17 +114,19 @@ grpc_channel_credentials *mr_transport_credentials(const struct mr_transport_opt
 {
 	grpc_channel_credentials *creds;
 	struct pem_files pem;
+	int rc;
 
 	if (!o->tls)
 		creds = grpc_insecure_credentials_create();
-	else if (load_pem(o, &pem, err, errlen) != 0) {
+	else if ((rc = load_pem(o, &pem, err, errlen)) != 0) {
 		free_pem(&pem);
-		return NULL;
+		return mr_fail_null(rc);
 	} else {
 		creds = o->insecure_skip_verify ? unverified(&pem) : verified(&pem);
 		free_pem(&pem);
 	}
 	if (!creds)
-		snprintf(err, errlen, "cannot create gRPC credentials for %s", o->address);
+		return mr_fail_null(
+			mr_error(err, errlen, -EINVAL, "cannot create gRPC credentials for %s", o->address));
 	return creds;
 }

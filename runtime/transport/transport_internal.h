@@ -95,7 +95,8 @@ struct mr_transport {
 	struct mr_tx_result *taken;                       /* the last one mr_transport_next returned */
 };
 
-/* transport_credentials.c */
+/* transport_credentials.c: the channel's credentials, or NULL with why in err
+ * and the code in errno (mr_fail_null). */
 grpc_channel_credentials *mr_transport_credentials(const struct mr_transport_opts *o, char *err,
 						   size_t errlen);
 

@@ -35,16 +35,20 @@ struct mr_unwind_file mr_unwind_source_file(const struct mr_proc_map_entry *m)
 static int open_mapping(int32_t pid, const struct mr_proc_map_entry *m, int vdso_fd)
 {
 	char name[PATH_MAX], path[PATH_MAX];
-	int fd;
+	int fd, rc;
 
 	if (mr_unwind_source_is_vdso(m))
 		return vdso_fd >= 0 ? fcntl(vdso_fd, F_DUPFD_CLOEXEC, 0) : -ENOENT;
 	snprintf(name, sizeof(name), "map_files/%" PRIx64 "-%" PRIx64, m->start, m->end);
 	if (mr_proc_path(path, sizeof(path), pid, name) == 0 && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
 		return fd;
-	if (m->deleted || snprintf(name, sizeof(name), "root%s", m->path) >= (int)sizeof(name) ||
-	    mr_proc_path(path, sizeof(path), pid, name) != 0)
-		return -ENOENT;
+	if (m->deleted)
+		return -ENOENT; /* its file is gone: only map_files could reach it */
+	if (snprintf(name, sizeof(name), "root%s", m->path) >= (int)sizeof(name))
+		return -ENAMETOOLONG;
+	rc = mr_proc_path(path, sizeof(path), pid, name);
+	if (rc != 0)
+		return rc;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd >= 0 ? fd : -errno;
 }

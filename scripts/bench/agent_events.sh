@@ -2,7 +2,8 @@
 # Benchmark: the whole agent path for events: BPF ring buffer -> data-plane
 # thread -> queue -> C batch -> a Lua script's callback (a per-pid count in a
 # Lua table) inside `moonrover agent`, with the watchdog armed around each
-# call. A getppid() generator on CPU1 makes the events; the agent runs on CPU0.
+# call. A getppid() generator on CPU1 makes the events; the agent runs on CPU0,
+# started by agent_events.lua (the benchmark's stream is not in the product).
 # Prints events/s and the agent's main-thread CPU per million events.
 #   usage: scripts/bench/agent_events.sh [SECONDS]
 set -euo pipefail
@@ -13,10 +14,11 @@ work=$(mktemp -d /tmp/moonrover-bench.XXXXXX)
 trap '[ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root" >&2; exit 1; }
-[ -x build/moonrover ] && [ -x build/workloads/getppid_loop ] || { echo "bench: build first" >&2; exit 1; }
+[ -f build/libmoonrover.so ] && [ -x build/workloads/getppid_loop ] || { echo "bench: build first" >&2; exit 1; }
 
 mkdir "$work/scripts"
 cat > "$work/scripts/count_bench.lua" <<'LUA'
+require("moonrover.rt").with_test_api() -- the "bench" stream
 local agent = require("moonrover.agent")
 local per_pid, seen = {}, 0
 local gauge = agent.gauge("bench_events_seen", "bench events handled by the script")
@@ -34,8 +36,8 @@ LUA
 # The generator waits, stopped, until the agent filters on its pid.
 sh -c "kill -STOP \$\$; exec taskset -c 1 build/workloads/getppid_loop $seconds" >/dev/null 2>&1 &
 gen=$!
-taskset -c 0 build/moonrover agent --scripts "$work/scripts" --http 127.0.0.1:0 --pid-file "$work/pid" \
-  --bench-pid "$gen" 2>"$work/log" &
+MOONROVER_LIB=build/libmoonrover.so taskset -c 0 luajit scripts/bench/agent_events.lua "$gen" \
+  --scripts "$work/scripts" --http 127.0.0.1:0 --pid-file "$work/pid" 2>"$work/log" &
 port=""
 for _ in $(seq 100); do
   port=$(sed -n 's/.*on port \([0-9]*\).*/\1/p' "$work/log")

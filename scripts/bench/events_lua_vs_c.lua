@@ -141,8 +141,7 @@ end
 
 local function run_round(mode)
   local pid = spawn_generator()
-  local o = ffi.new("struct mr_data_plane_opts", { flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid })
-  local d = assert(rt.call(lib.mr_data_plane_open, o))
+  local d = assert(rt.call(lib.mr_data_plane_open_bench, ffi.new("struct mr_data_plane_opts"), pid))
   assert(rt.call(lib.mr_data_plane_start, d))
   local drain = mode == "Lua" and lua_drainer(d) or c_drainer(d)
   local t0, cpu0, dp0 = lib.mr_sys_monotonic_ns(), thread_cpu_ns(), data_plane_cpu_ns()

@@ -200,7 +200,7 @@ end)
     assert.matches("script not started: [^\n]*/bad_timer%.lua:2: "
       .. "every%(seconds, fn%): fn must be a function, not nil\n", log)
     assert.matches("script not started: [^\n]*/bad_stream%.lua:2: "
-      .. "unknown stream 'nope' %(streams: process, bench, connection, http%)\n", log)
+      .. "unknown stream 'nope' %(streams: process, connection, http%)\n", log)
     assert.matches("%[raiser%] [^\n]*/raiser%.lua:3: gauge:set%(v%): v must be a number, not string\n", log)
     assert.not_matches("moonrover/agent%.lua", log)
     assert.not_matches("moonrover/rt%.lua", log)

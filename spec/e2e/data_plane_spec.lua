@@ -16,9 +16,16 @@ local PROCESS, BENCH = lib.MR_STREAM_PROCESS, lib.MR_STREAM_BENCH
 local EXEC, EXIT, FORK = lib.MR_PROCESS_EXEC, lib.MR_PROCESS_EXIT, lib.MR_PROCESS_FORK
 local POLLIN = 1
 
-local function open_plane(fields)
+-- Opens and starts a data plane with fields set on its options; with
+-- bench_pid, one that also streams that process's getppid() calls.
+local function open_plane(fields, bench_pid)
   local o = ffi.new("struct mr_data_plane_opts", fields or {})
-  local d, err = rt.call(lib.mr_data_plane_open, o)
+  local d, err
+  if bench_pid then
+    d, err = rt.call(lib.mr_data_plane_open_bench, o, bench_pid)
+  else
+    d, err = rt.call(lib.mr_data_plane_open, o)
+  end
   assert.is_not_nil(d, err)
   local ok, serr = rt.call(lib.mr_data_plane_start, d)
   assert.is_not_nil(ok, serr)
@@ -157,10 +164,9 @@ describe("data plane (end to end)", function()
     local d, err = rt.call(lib.mr_data_plane_open, o)
     assert.is_nil(d)
     assert.matches("unknown flags", err)
-    o = ffi.new("struct mr_data_plane_opts", { flags = lib.MR_DATA_PLANE_BENCH })
-    d, err = rt.call(lib.mr_data_plane_open, o)
+    d, err = rt.call(lib.mr_data_plane_open_bench, ffi.new("struct mr_data_plane_opts"), 0)
     assert.is_nil(d)
-    assert.matches("bench_pid", err)
+    assert.equal("the benchmark needs a process id, not 0", err)
   end)
 
   it("reports exec, fork and exit of each process with parent, name and exit status", function()
@@ -254,7 +260,7 @@ describe("data plane (end to end)", function()
   it("delivers every benchmark event, in order, with increasing seq", function()
     local N = 20000
     local pid = spawn_generator_stopped("10 " .. N)
-    plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, drain_ms = 5 })
+    plane = open_plane({ drain_ms = 5 }, pid)
     assert.same(ffi.sizeof("struct mr_bench_event"), lib.mr_data_plane_record_size(plane, BENCH))
     resume(pid)
     local seqs, tids_ok = {}, true
@@ -279,7 +285,7 @@ describe("data plane (end to end)", function()
   it("drains in C: pops everything queued and returns how many", function()
     local N = 20000
     local pid = spawn_generator_stopped("10 " .. N)
-    plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, drain_ms = 5 })
+    plane = open_plane({ drain_ms = 5 }, pid)
     resume(pid)
     local total = 0
     assert.is_true(wait_for(function()
@@ -294,7 +300,7 @@ describe("data plane (end to end)", function()
 
   it("peeks the oldest contiguous run: the tail run first at the wrap, then the head", function()
     local pid = spawn_generator_stopped("0.5")
-    plane = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid, queue_capacity = 8, drain_ms = 1 })
+    plane = open_plane({ queue_capacity = 8, drain_ms = 1 }, pid)
     local base = ffi.cast("struct mr_bench_event *", lib.mr_data_plane_storage(plane, BENCH))
     local index = ffi.new("uint32_t[1]")
     local wrapped, ended_at_top, last_seq = 0, false, -1
@@ -326,7 +332,7 @@ describe("data plane (end to end)", function()
   it("releases every fd and thread it used on close", function()
     local fds, tasks = count_entries("/proc/self/fd"), count_entries("/proc/self/task")
     local pid = spawn_generator_stopped("10 1000")
-    local d = open_plane({ flags = lib.MR_DATA_PLANE_BENCH, bench_pid = pid })
+    local d = open_plane({}, pid)
     assert.is_true(count_entries("/proc/self/fd") > fds)
     assert.same(tasks + 1, count_entries("/proc/self/task"))
     resume(pid)

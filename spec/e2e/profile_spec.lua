@@ -256,7 +256,7 @@ describe("moonrover profile (end to end)", function()
     assert.is_nil(io.open("-"), "no file named '-' is written")
   end)
 
-  it("reports a full disk as an error and leaves no partial file, in every format", function()
+  it("reports a full disk as an error naming where it wrote, and leaves no partial file, in every format", function()
     local full = dir .. "/full"
     -- one page, filled: however small a profile is, it does not fit
     e2e.run("mkdir " .. full .. " && mount -t tmpfs -o size=4k tmpfs " .. full
@@ -270,7 +270,8 @@ describe("moonrover profile (end to end)", function()
       assert.same(1, code, stdout)
       assert.same("moonrover profile: cannot write " .. full .. "/" .. name, stderr:match("^(.-):[^:]*\n$")
         :gsub(": writing pprof$", ""))
-      assert.matches("No space left on device\n$", stderr)
+      assert.matches("No space left on device %(written first to an unnamed temporary file in " ..
+        full:gsub("%p", "%%%0") .. "%)\n$", stderr)
       assert.is_nil(stdout:find("output:", 1, true))
     end
     local _, left = e2e.run("ls -A " .. full)

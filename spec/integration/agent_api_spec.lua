@@ -53,7 +53,7 @@ local fake_lib = setmetatable({
 local function load_agent(imported, config)
   calls, metric_result, guarded = {}, 7, 0
   package.loaded["moonrover.agent"] = nil
-  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call,
+  package.loaded["moonrover.rt"] = { ffi = ffi, lib = fake_lib, call = real.call, has_test_api = real.has_test_api,
     lock_free = function(name) return real.lock_free(name) and fake_lib[name] end,
     guard = function(clib)
       guarded = guarded + 1
@@ -105,7 +105,7 @@ describe("moonrover.agent", function()
   it("rejects unknown streams and non-functions", function()
     local agent = load_agent()
     assert.has_error(function() agent.on("nope", function() end) end,
-      "unknown stream 'nope' (streams: process, bench, connection, http)")
+      "unknown stream 'nope' (streams: process, connection, http)")
     assert.has_error(function() agent.on("process", 5) end, "on(stream, fn): fn must be a function")
   end)
 
@@ -153,7 +153,7 @@ describe("moonrover.agent", function()
     assert.same("every(seconds, fn): fn must be a function, not nil", raised_at(function() agent.every(1, nil) end))
     assert.same("after(seconds, fn): seconds must be a number, at least 0.001, not 0.0001",
       raised_at(function() agent.after(0.0001, function() end) end))
-    assert.same("unknown stream 'nope' (streams: process, bench, connection, http)",
+    assert.same("unknown stream 'nope' (streams: process, connection, http)",
       raised_at(function() agent.on("nope", print) end))
     assert.same("gauge:set(v): v must be a number, not nil", raised_at(function() agent.gauge("g"):set() end))
     metric_result = -22

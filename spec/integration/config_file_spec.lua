@@ -1,5 +1,5 @@
 -- config_file_spec.lua - the --config file is read once, through the runtime
--- (runtime/base/text_file.c): only a regular file of at most 4 MiB, a FIFO
+-- (runtime/files/text_file.c): only a regular file of at most 4 MiB, a FIFO
 -- or a device refused without blocking; and `moonrover start` with a bad
 -- file stops before anything runs: exit 1, one line per problem, no Lua
 -- traceback.

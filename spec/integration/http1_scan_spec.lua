@@ -1,4 +1,4 @@
--- Specs for the runtime's HTTP/1 head scan (runtime/base/http1_scan.c),
+-- Specs for the runtime's HTTP/1 head scan (runtime/netparse/http1_scan.c),
 -- which net/protocols/http1.lua calls once per head through rt.lock_free:
 -- what it finds in a head, where it stops, and that it never reads at or
 -- past n (each head is placed at the very end of guarded memory).

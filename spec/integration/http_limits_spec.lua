@@ -1,4 +1,4 @@
--- http_limits_spec.lua - the HTTP endpoint under pressure (runtime/metrics/
+-- http_limits_spec.lua - the HTTP endpoint under pressure (runtime/http_server/
 -- http_listener.c, http_conn.c): a cap on open connections that closes the
 -- slowest sender, a deadline for the whole request that a trickling client cannot
 -- push back, and a pause (logged once) when accept() runs out of

@@ -1,4 +1,4 @@
--- http_spec.lua - the HTTP endpoint (runtime/http_server.c): /metrics and
+-- http_spec.lua - the HTTP endpoint (runtime/http_server/): /metrics and
 -- /healthz served on a libevent base that this spec drives itself through
 -- the FFI, with /usr/bin/python3 as the client in a background process.
 local rt = require("moonrover.rt").with_test_api()
@@ -74,7 +74,7 @@ os.rename(out + ".part", out)
 ]]
 
 -- Why host does not resolve for a listener, asked the way the server asks
--- (runtime/http_server.c: getaddrinfo, passive, stream), or nil when it does.
+-- (runtime/http_server/http_listener.c: getaddrinfo, passive, stream), or nil when it does.
 local function unresolved(host)
   local hints = ffi.new("struct addrinfo", { ai_flags = AI_PASSIVE, ai_socktype = SOCK_STREAM })
   local res = ffi.new("struct addrinfo *[1]")

@@ -1,5 +1,5 @@
--- metrics_spec.lua - the metrics registry (runtime/metrics.c, metrics_render.c,
--- labels.c): validation, series identity, value rules and Prometheus text.
+-- metrics_spec.lua - the metrics registry (runtime/metrics/metrics.c, metrics_render.c,
+-- metrics_labels.c): validation, series identity, value rules and Prometheus text.
 local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 

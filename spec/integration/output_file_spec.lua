@@ -1,7 +1,7 @@
--- output_file_spec.lua - output files (runtime/base/output_file.c through
+-- output_file_spec.lua - output files (runtime/files/output_file.c through
 -- moonrover.output_file): the target changes only when a write is complete,
 -- a link is never followed nor replaced, a FIFO or device is written in
--- place, and nothing is left behind.
+-- place, a failed write says where, and nothing is left behind.
 local e2e = require("support.e2e")
 local files = require("support.files")
 local output_file = require("moonrover.output_file")
@@ -9,8 +9,9 @@ local rt = require("moonrover.rt").with_test_api()
 local shell = require("support.shell")
 local skip = require("support.skip")
 
--- Cases that give a file to another user or make a device node.
-local as_root = skip.guard(it, pending, not e2e.is_root() and "needs root (chown, mknod)" or nil)
+-- Cases that give a file to another user, make a device node or mount a
+-- small file system.
+local as_root = skip.guard(it, pending, not e2e.is_root() and "needs root (chown, mknod, mount)" or nil)
 
 local LINK_REFUSED = "it is a symbolic link, and outputs are never written through a link nor put in its place " ..
   "(name the file itself, or - for standard output)"
@@ -115,6 +116,19 @@ describe("output files", function()
     shell.must("mkdir " .. dir .. "/sub")
     assert.same({ nil, "cannot write " .. dir .. "/sub: Is a directory" }, { output_file.open(dir .. "/sub") })
     assert.same({ nil, "cannot write " .. dir .. "/sub/: Is a directory" }, { output_file.open(dir .. "/sub/") })
+  end)
+
+  as_root("names the path and the temporary file's directory when a write fails, and leaves nothing", function()
+    local small = dir .. "/small"
+    shell.must("mkdir " .. small .. " && mount -t tmpfs -o size=64k moonrover-spec " .. small)
+    local out = assert(output_file.open(small .. "/out.txt"))
+    out:write(string.rep("x", 1024 * 1024))
+    local ok, err = out:commit()
+    local listed = listing(small)
+    shell.must("umount " .. small)
+    assert.same({ nil, "cannot write " .. small .. "/out.txt: No space left on device (written first to an " ..
+      "unnamed temporary file in " .. small .. ")" }, { ok, err })
+    assert.equal("", listed)
   end)
 
   it("says why when the directory cannot be written, and when it is finished twice", function()

@@ -1,4 +1,4 @@
--- pid_file_spec.lua - the agent's pid file (runtime/base/pid_file.c): created
+-- pid_file_spec.lua - the agent's pid file (runtime/files/pid_file.c): created
 -- new and locked, held against a second taker who is told who holds it,
 -- recognised only in the process that holds its lock, removed only by its
 -- holder, and never written through a link or in a directory others can write.

@@ -1,5 +1,5 @@
 -- pprof_spec.lua - mr_pprof_write (runtime/pprof/): writes profiles and reads
--- them back with the real reader, `go tool pprof`.
+-- them back with the real reader, `go tool pprof`; a failed write names where.
 local C = require("moonrover.consts")
 local build = require("support.profile_builder")
 local output_file = require("moonrover.output_file")
@@ -7,6 +7,10 @@ local rt = require("moonrover.rt").with_test_api()
 local lib = rt.lib
 
 local MS = 1000000
+
+-- Cases that mount a small file system.
+local as_root = require("support.skip").guard(it, pending, not require("support.e2e").is_root() and
+  "needs root (mount)" or nil)
 
 local function sh_quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
@@ -273,6 +277,23 @@ describe("mr_pprof_write", function()
     local ok, err = write(on_cpu_profile(), "/proc/x/y", 0)
     assert.is_nil(ok)
     assert.equal("cannot write /proc/x/y: /proc/x: No such file or directory", err)
+  end)
+
+  as_root("names the path and the temporary file's directory when the disk is full", function()
+    local small = tmp .. "/small"
+    assert.equal(0, select(2, run("mkdir " .. sh_quote(small) .. " && mount -t tmpfs -o size=16k moonrover-spec " ..
+      sh_quote(small))))
+    local p = new_profile()
+    local mod = module(p, "/usr/bin/big", "")
+    for i = 1, 20000 do
+      add(p, i, "worker", { frame(p, string.format("function_%05d", i), mod, 0x1000 + i) }, 1, 1000)
+    end
+    local ok, err = write(p, small .. "/cpu.pb.gz", 0)
+    local listed = list_dir(small)
+    run("umount " .. sh_quote(small))
+    assert.same({ nil, "cannot write " .. small .. "/cpu.pb.gz: No space left on device (written first to an " ..
+      "unnamed temporary file in " .. small .. ")" }, { ok, err })
+    assert.same({}, listed)
   end)
 
   it("removes its temporary file when the final rename fails", function()

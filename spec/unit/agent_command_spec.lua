@@ -33,6 +33,13 @@ describe("moonrover agent options", function()
     assert.same(4096, o.batch_max)
   end)
 
+  it("has no benchmark hook on its command line (scripts/bench/agent_events.lua has it)", function()
+    local values, err = args.parse(agent_cmd.options, { "--bench-pid", "1" })
+    assert.is_nil(values)
+    assert.matches("bench%-pid", err)
+    assert.is_nil(agent_cmd.opts_from((args.parse(agent_cmd.options, {}))).bench_pid)
+  end)
+
   it("takes the HTTP endpoint's limits from the file and refuses bad ones", function()
     write(path, "agent:\n  http_max_connections: 8\n  http_timeout_ms: 2500\n")
     local values, _, given = args.parse(agent_cmd.options, { "--config", path })

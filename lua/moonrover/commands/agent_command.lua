@@ -53,8 +53,6 @@ _M.options = {
       .. "scripts are skipped and reported)" },
   { name = "allow-unsafe-scripts",
     help = "run --scripts even from a directory or files others than root and the agent's user may write" },
-  { name = "bench-pid", arg = "PID", default = 0, convert = args.int_range(0, 4194304),
-    help = "benchmarks only: also stream the getppid() calls of PID as synthetic events (stream \"bench\")" },
 }
 
 local function off(v)
@@ -141,7 +139,6 @@ function _M.opts_from(values, cfg)
     batch_max = values.batch,
     queue_capacity = values.queue,
     log_level = level_number(values["log-level"]),
-    bench_pid = values["bench-pid"],
     script_memory_mib = values["script-memory"],
     strict = values.strict and 1 or 0,
     unsafe_scripts = values["allow-unsafe-scripts"] and 1 or 0,
@@ -186,7 +183,14 @@ local function scripts_dir_problem(path)
     .. " (--scripts " .. (parent == nil and "." or parent == "" and "/" or parent) .. ")"
 end
 
-function _M.run(values, given)
+-- start(c) runs the agent with the struct mr_agent_opts c: true, or nil and
+-- why (by default mr_agent_run; scripts/bench/agent_events.lua passes the
+-- benchmark's).
+local function run_agent(c)
+  return rt.call(rt.lib.mr_agent_run, c)
+end
+
+function _M.run(values, given, start)
   local config_text, cfg
   if values.config then
     config_text, cfg = read_config(values, given)
@@ -207,7 +211,6 @@ function _M.run(values, given)
   c.http_address, c.pid_file, c.bundled_skip = keep[4], keep[5], keep[6]
   c.budget_ms, c.batch_max, c.queue_capacity, c.log_level = o.budget_ms, o.batch_max, o.queue_capacity,
     o.log_level
-  c.bench_pid = o.bench_pid
   c.script_memory_mib, c.strict, c.unsafe_scripts = o.script_memory_mib, o.strict, o.unsafe_scripts
   c.http_max_connections, c.http_timeout_ms = o.http_max_connections, o.http_timeout_ms
   c.network, c.net_payload_bytes = o.network, o.net_payload_bytes
@@ -215,7 +218,7 @@ function _M.run(values, given)
     keep[7], keep[8] = config_text, values.config
     c.config_text, c.config_name = keep[7], keep[8]
   end
-  local ok, err = rt.call(rt.lib.mr_agent_run, c)
+  local ok, err = (start or run_agent)(c)
   if not ok then
     io.stderr:write("moonrover agent: " .. err .. "\n")
     return 1

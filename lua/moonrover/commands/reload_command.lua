@@ -1,6 +1,6 @@
 -- reload_command.lua - `moonrover reload`: asks the running agent to reload its
 -- scripts (SIGHUP through its pid file, only to the process holding that file's
--- lock: see runtime/base/pid_file.h), then waits for the agent's answer in its
+-- lock: see runtime/files/pid_file.h), then waits for the agent's answer in its
 -- status file and turns it into an exit code.
 local duration = require("moonrover.lib.duration")
 local rt = require("moonrover.rt")

@@ -92,7 +92,7 @@
 --   it on guarded memory).
 -- - Speed: the per-message path runs no Lua loop. A head's line ends and
 --   the headers read are found by one call of the runtime's
---   mr_http1_scan_head (runtime/base/http1_scan.c, through rt.lock_free):
+--   mr_http1_scan_head (runtime/netparse/http1_scan.c, through rt.lock_free):
 --   LuaJIT never compiles a loop of a few iterations left from inside, and
 --   every trace that reaches one aborts. Start lines are checked here with
 --   word compares (scripts/bench/http1_parse.lua measures it).
@@ -194,7 +194,7 @@ for _, m in ipairs(METHOD_NAMES) do
   METHODS_BY_WORD[cast(u32p, b)[0]] = { name = m, len = #m, word = word(m .. " "), mask = low_bytes(#m + 1) }
 end
 
--- The head scan (runtime/base/http1_scan.c), its result, and the trace
+-- The head scan (runtime/netparse/http1_scan.c), its result, and the trace
 -- headers in the order of its indexes (trace_context's, best first).
 local scan_head = rt.lock_free("mr_http1_scan_head")
 local scan_next = rt.lock_free("mr_http1_scan_next")

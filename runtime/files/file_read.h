@@ -1,8 +1,8 @@
 /* file_read.h - reading files: whole (into the caller's buffer, or into one
  * allocated up to a bound) and line by line. Whole reads go on until the end
  * of the file, since /proc files report a size of 0. */
-#ifndef MR_BASE_FILE_READ_H
-#define MR_BASE_FILE_READ_H
+#ifndef MR_FILES_FILE_READ_H
+#define MR_FILES_FILE_READ_H
 
 #include <stddef.h>
 #include <stdio.h>

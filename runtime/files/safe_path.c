@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "base/safe_path.h"
+#include "files/safe_path.h"
 
 #define MAX_LINKS 40 /* as the kernel's MAXSYMLINKS */
 #define TEMP_TRIES 100
@@ -172,8 +172,7 @@ int mr_safe_path_open_dir(const char *path, size_t *name_at, char *err, size_t e
 	return w.dirfd;
 }
 
-/* Writes NAME.XXXXXX into tmp (room for len + 8 bytes). */
-static int temp_name(char *tmp, const char *name, size_t len)
+int mr_safe_path_temp_name(char *tmp, const char *name, size_t len)
 {
 	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	unsigned char r[6];
@@ -198,7 +197,7 @@ int mr_safe_path_create_temp(int dirfd, const char *name, mode_t mode, char **tm
 	if (!tmp)
 		return mr_error(err, errlen, -ENOMEM, "out of memory");
 	for (int i = 0; i < TEMP_TRIES && fd < 0 && e == EEXIST; i++) {
-		if (temp_name(tmp, name, len) != 0) {
+		if (mr_safe_path_temp_name(tmp, name, len) != 0) {
 			e = EIO;
 			break;
 		}

@@ -13,8 +13,8 @@
  * is a symbolic link is refused, and so is a directory that other users can
  * write, unless it is sticky (like /tmp) and root's or this user's. The
  * mr_pid_file type is declared in api_test.h for specs. */
-#ifndef MR_BASE_PID_FILE_H
-#define MR_BASE_PID_FILE_H
+#ifndef MR_FILES_PID_FILE_H
+#define MR_FILES_PID_FILE_H
 
 #include "api_test.h"
 

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "base/pid_file.h"
-#include "base/safe_path.h"
+#include "files/pid_file.h"
+#include "files/safe_path.h"
 
 #define PID_FILE_MODE 0644
 /* A file that is locked but not by the pid it names is being replaced by
@@ -247,7 +247,7 @@ mr_pid_file *mr_pid_file_acquire(const char *path, char *err, size_t errlen)
 		return pf;
 	mr_error(err, errlen, rc, "cannot use the pid file %s: %s", path ? path : "", why);
 	mr_pid_file_release(pf);
-	return NULL;
+	return mr_fail_null(rc);
 }
 
 void mr_pid_file_release(mr_pid_file *pf)

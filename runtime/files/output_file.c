@@ -8,15 +8,17 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "base/output_file.h"
-#include "base/safe_path.h"
+#include "files/output_file.h"
+#include "files/safe_path.h"
+#include "files/unnamed_file.h"
 
 #define OUTPUT_MODE 0644
 
 struct mr_output {
 	char *path;       /* the target as given, "-" for standard output */
 	const char *name; /* the target's name in dirfd (inside path) */
-	char *tmp_name;   /* the temporary file in dirfd; NULL when written in place */
+	char *tmp_name;   /* the temporary file's name in dirfd, when it has one */
+	int unnamed;      /* fd is an unnamed file (O_TMPFILE) in dirfd */
 	int dirfd;        /* the target's directory; -1 for standard output */
 	int fd;
 	int error; /* the first negative errno met while writing, or 0 */
@@ -31,10 +33,36 @@ static int is_stdout(const char *path)
 	return strcmp(path, "-") == 0;
 }
 
+/* Whether the data goes to a temporary file put in place at commit. */
+static int is_held(const mr_output *o)
+{
+	return o->unnamed || o->tmp_name;
+}
+
+/* An unnamed file where the file system allows, so that a run killed before
+ * commit leaves nothing; else one under a temporary name. */
 static int make_temp(mr_output *o, char *why, size_t whylen)
 {
-	o->fd = mr_safe_path_create_temp(o->dirfd, o->name, OUTPUT_MODE, &o->tmp_name, why, whylen);
+	o->fd = mr_unnamed_file_create(o->dirfd, OUTPUT_MODE, why, whylen);
+	o->unnamed = o->fd >= 0;
+	if (o->fd == -EOPNOTSUPP)
+		o->fd = mr_safe_path_create_temp(o->dirfd, o->name, OUTPUT_MODE, &o->tmp_name, why, whylen);
 	return o->fd < 0 ? o->fd : 0;
+}
+
+/* "cannot write PATH: WHAT", and where the data was going meanwhile. */
+static int fail(const mr_output *o, int rc, char *err, size_t errlen)
+{
+	int dir_len;
+
+	if (!is_held(o))
+		return mr_error(err, errlen, rc, "cannot write %s: %s", o->path, strerror(-rc));
+	dir_len = (int)(o->name - o->path);
+	while (dir_len > 1 && o->path[dir_len - 1] == '/')
+		dir_len--;
+	return mr_error(err, errlen, rc, "cannot write %s: %s (written first to %s%s in %.*s)", o->path,
+			strerror(-rc), o->unnamed ? "an unnamed temporary file" : "the temporary file ",
+			o->unnamed ? "" : o->tmp_name, dir_len ? dir_len : 1, dir_len ? o->path : ".");
 }
 
 /* A FIFO or a character device (/dev/null) is written in place: replacing
@@ -142,21 +170,29 @@ int mr_output_write(mr_output *o, const void *data, size_t len, char *err, size_
 {
 	int rc = mr_output_write_all(o, data, len);
 
-	return rc ? mr_error(err, errlen, rc, "cannot write %s: %s", o->path, strerror(-rc)) : 0;
+	return rc ? fail(o, rc, err, errlen) : 0;
 }
 
-/* Syncs, closes (checking both) and renames onto the target; a file written
- * in place is only closed. */
+int mr_output_failed(const mr_output *o)
+{
+	return o->error;
+}
+
+/* Syncs, puts in place (an unnamed file before it is closed, a named one
+ * after) and closes, checking each; a file written in place is only closed. */
 static int finish(mr_output *o)
 {
-	int fd = o->fd;
+	int fd = o->fd, rc;
 
 	if (o->error)
 		return o->error;
 	if (o->dirfd < 0)
 		return 0; /* standard output */
-	if (o->tmp_name && fsync(fd) != 0)
+	if (is_held(o) && fsync(fd) != 0)
 		return -errno;
+	rc = o->unnamed ? mr_unnamed_file_link(fd, o->dirfd, o->name, NULL, 0) : 0;
+	if (rc)
+		return rc;
 	o->fd = -1;
 	if (close(fd) != 0)
 		return -errno;
@@ -177,7 +213,7 @@ int mr_output_commit(mr_output *o, char *err, size_t errlen)
 		return mr_error(err, errlen, -EINVAL, "no output file");
 	rc = finish(o);
 	if (rc)
-		mr_error(err, errlen, rc, "cannot write %s: %s", o->path, strerror(-rc));
+		fail(o, rc, err, errlen);
 	release(o);
 	return rc;
 }

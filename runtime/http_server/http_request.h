@@ -3,8 +3,8 @@
  * length and whether the connection stays open. Strict where leniency lets
  * a request mean two things (folded lines, two lengths, a body in chunks),
  * and accepting bare LF line ends as most servers do. */
-#ifndef MR_METRICS_HTTP_REQUEST_H
-#define MR_METRICS_HTTP_REQUEST_H
+#ifndef MR_HTTP_SERVER_HTTP_REQUEST_H
+#define MR_HTTP_SERVER_HTTP_REQUEST_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,7 +13,8 @@
 
 #include <event2/buffer.h>
 
-#include "metrics/http_internal.h"
+#include "base/log.h"
+#include "http_server/http_internal.h"
 
 enum {
 	HTTP_MAX_CONNECTIONS = 64,
@@ -154,10 +155,13 @@ static int add_series(struct mr_http *h, char *err, size_t errlen)
 				  "accept() failures on the HTTP endpoint (each pauses accepting "
 				  "for 100 ms)",
 				  "", err, errlen);
-	return h->series_open < 0 || h->series_accepted < 0 || h->series_evicted < 0 ||
-			       h->series_timed_out < 0 || h->series_accept_errors < 0
-		       ? -EINVAL
-		       : 0;
+	const int32_t ids[] = { h->series_open, h->series_accepted, h->series_evicted, h->series_timed_out,
+				h->series_accept_errors };
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (ids[i] < 0)
+			return ids[i];
+	return 0;
 }
 
 mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const struct mr_http_opts *o, char *err,
@@ -165,16 +169,15 @@ mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const stru
 {
 	struct mr_http *h;
 	uint32_t timeout_ms = o && o->timeout_ms ? o->timeout_ms : HTTP_TIMEOUT_MS;
+	int rc;
 
-	if (!base || !address || !m) {
-		snprintf(err, errlen, "an event base, an address and a registry are required");
-		return NULL;
-	}
+	if (!base || !address || !m)
+		return mr_fail_null(mr_error(err, errlen, -EINVAL,
+					     "an event base, an address and a registry are required"));
 	h = calloc(1, sizeof(*h));
-	if (!h) {
-		snprintf(err, errlen, "cannot listen on %s: out of memory", address);
-		return NULL;
-	}
+	if (!h)
+		return mr_fail_null(
+			mr_error(err, errlen, -ENOMEM, "cannot listen on %s: out of memory", address));
 	h->base = base;
 	h->metrics = m;
 	h->healthy = 1;
@@ -182,9 +185,11 @@ mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const stru
 	h->max_conns = o && o->max_connections ? o->max_connections : HTTP_MAX_CONNECTIONS;
 	h->timeout.tv_sec = timeout_ms / 1000;
 	h->timeout.tv_usec = (timeout_ms % 1000) * 1000;
-	if (add_series(h, err, errlen) != 0 || mr_http_listen(h, address, err, errlen) != 0) {
+	rc = add_series(h, err, errlen);
+	rc = rc ?: mr_http_listen(h, address, err, errlen);
+	if (rc != 0) {
 		mr_http_close(h);
-		return NULL;
+		return mr_fail_null(rc);
 	}
 	return h;
 }

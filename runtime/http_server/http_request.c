@@ -1,9 +1,10 @@
 /* http_request.c - parsing a request head (see http_request.h). */
 #include <ctype.h>
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
 
-#include "metrics/http_request.h"
+#include "http_server/http_request.h"
 
 /* More digits than this is a length no endpoint accepts. */
 #define MAX_LENGTH_DIGITS 18
@@ -14,19 +15,19 @@ struct cursor {
 	const char *p, *end;
 };
 
-/* The next line, without its line end; -1 at the end or for a bare CR. */
+/* The next line, without its line end; -EINVAL at the end or for a bare CR. */
 static int next_line(struct cursor *c, const char **line, size_t *len)
 {
 	const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
 	size_t n;
 
 	if (!nl)
-		return -1;
+		return -EINVAL;
 	n = (size_t)(nl - c->p);
 	if (n > 0 && c->p[n - 1] == '\r')
 		n--;
 	if (memchr(c->p, '\r', n))
-		return -1;
+		return -EINVAL;
 	*line = c->p;
 	*len = n;
 	c->p = nl + 1;

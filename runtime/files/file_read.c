@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "base/file_read.h"
+#include "files/file_read.h"
 
 enum { FIRST_CHUNK = 4096 };
 

@@ -27,7 +27,7 @@
 
 #include "base/host_port.h"
 #include "base/log.h"
-#include "metrics/http_internal.h"
+#include "http_server/http_internal.h"
 
 enum {
 	ACCEPTS_PER_WAKEUP = 16,
@@ -130,23 +130,26 @@ static int lowest_priority(struct mr_http *h)
 }
 
 /* Resolves host as a listener would; the first address found is used. */
-static struct addrinfo *resolve(const char *host, uint16_t port, const char *address, char *err,
-				size_t errlen)
+/* getaddrinfo's failure as a negative errno: its own, when it has one. */
+static int gai_errno(int gai)
+{
+	return gai == EAI_SYSTEM ? -errno : gai == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
+}
+
+static int resolve(const char *host, uint16_t port, const char *address, struct addrinfo **ai, char *err,
+		   size_t errlen)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	struct addrinfo *ai = NULL;
 	char service[8];
 	int rc;
 
+	*ai = NULL;
 	snprintf(service, sizeof(service), "%u", (unsigned)port);
-	rc = getaddrinfo(host, service, &hints, &ai);
-	if (rc) {
-		snprintf(err, errlen, "cannot listen on %s: %s", address, gai_strerror(rc));
-		return NULL;
-	}
-	return ai;
+	rc = getaddrinfo(host, service, &hints, ai);
+	return rc ? mr_error(err, errlen, gai_errno(rc), "cannot listen on %s: %s", address, gai_strerror(rc))
+		  : 0;
 }
 
 static uint16_t bound_port(int fd)
@@ -186,13 +189,14 @@ int mr_http_listen(struct mr_http *h, const char *address, char *err, size_t err
 	uint16_t port;
 	struct addrinfo *ai;
 
-	if (mr_host_port_parse(address, host, sizeof(host), &port) != 0) {
-		snprintf(err, errlen, "cannot listen on %s: expected host:port or [ipv6]:port", address);
-		return -EINVAL;
-	}
-	ai = resolve(host, port, address, err, errlen);
-	if (!ai)
-		return -EINVAL;
+	int rc = mr_host_port_parse(address, host, sizeof(host), &port);
+
+	if (rc != 0)
+		return mr_error(err, errlen, rc, "cannot listen on %s: expected host:port or [ipv6]:port",
+				address);
+	rc = resolve(host, port, address, &ai, err, errlen);
+	if (rc != 0)
+		return rc;
 	h->fd = bind_socket(ai, h->timeout.tv_sec > 0 ? (int)h->timeout.tv_sec : 1);
 	freeaddrinfo(ai);
 	if (h->fd < 0) {

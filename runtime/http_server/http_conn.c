@@ -20,7 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "metrics/http_internal.h"
+#include "http_server/http_internal.h"
 
 enum {
 	HTTP_MAX_HEAD = 8192, /* request line and headers, bytes */
@@ -124,7 +124,7 @@ void mr_http_conn_close(struct http_conn *c, enum mr_http_close why)
 	free(c);
 }
 
-/* Returns -1 when c could not answer and was closed. */
+/* Returns 1 when c could not answer and was closed (and freed), else 0. */
 static int answer_error(struct http_conn *c, int code)
 {
 	c->answering = c->close_after = 1;
@@ -132,7 +132,7 @@ static int answer_error(struct http_conn *c, int code)
 	    mr_http_answer_error(code, bufferevent_get_output(c->bev)) == 0)
 		return 0;
 	mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
-	return -1;
+	return 1;
 }
 
 /* Empty lines before a request are ignored, as RFC 9112 asks. */
@@ -144,8 +144,8 @@ static void skip_blank_lines(struct evbuffer *in)
 		;
 }
 
-/* Answers the request in the input once all of it is there. Returns -1
- * when c was closed (and freed). */
+/* Answers the request in the input once all of it is there. Returns 1
+ * when c was closed (and freed), else 0. */
 static int serve(struct http_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -177,7 +177,7 @@ static int serve(struct http_conn *c)
 	    evbuffer_drain(in, head + req.content_length) == 0)
 		return 0;
 	mr_http_conn_close(c, MR_HTTP_CLOSE_DONE);
-	return -1;
+	return 1;
 }
 
 static void on_read(struct bufferevent *bev, void *arg)

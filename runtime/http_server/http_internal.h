@@ -3,14 +3,14 @@
  * accepting under the connection cap, pausing when out of descriptors) and
  * http_conn.c (one connection: a request read and answered within its
  * deadline). Single-threaded, on the caller's libevent base. */
-#ifndef MR_METRICS_HTTP_INTERNAL_H
-#define MR_METRICS_HTTP_INTERNAL_H
+#ifndef MR_HTTP_SERVER_HTTP_INTERNAL_H
+#define MR_HTTP_SERVER_HTTP_INTERNAL_H
 
 #include <stdint.h>
 #include <sys/time.h>
 
 #include "api_test.h"
-#include "metrics/http_request.h"
+#include "http_server/http_request.h"
 
 struct evbuffer;
 struct event;

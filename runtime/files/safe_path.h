@@ -9,8 +9,8 @@
  * containers and on other distributions). The caller then works relative to
  * the directory found (openat, renameat, ...), so a link swapped in later
  * changes nothing. */
-#ifndef MR_BASE_SAFE_PATH_H
-#define MR_BASE_SAFE_PATH_H
+#ifndef MR_FILES_SAFE_PATH_H
+#define MR_FILES_SAFE_PATH_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -21,6 +21,10 @@
  * (without the path: the caller says what it was doing). A path that ends in
  * "/", ".", ".." or names nothing is refused with -EISDIR or -EINVAL. */
 int mr_safe_path_open_dir(const char *path, size_t *name_at, char *err, size_t errlen);
+/* Writes NAME.XXXXXX (random letters) into tmp, which has room for len + 8
+ * bytes (len: the length of name). Returns 0, or -EIO when no random bytes
+ * could be had. */
+int mr_safe_path_temp_name(char *tmp, const char *name, size_t len);
 /* Creates a new file NAME.XXXXXX (random letters) in dirfd, exclusively and
  * never through a link, write-only and close-on-exec, with exactly mode
  * (whatever the umask). Returns its descriptor and its malloc'd name in
