@@ -1,6 +1,6 @@
 /* agent_status.c - the agent's status file (agent_status.h): a few lines of
  * text beside the pid file, whole or not at all, since it is written under a
- * new name and renamed into place (base/output_file.h):
+ * new name and renamed into place (files/output_file.h):
  *
  *   pid 4242
  *   reload 3

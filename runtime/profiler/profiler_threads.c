@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "api_test.h"
-#include "base/file_read.h"
+#include "files/file_read.h"
 #include "base/pid_table.h"
 #include "proc/proc_root.h"
 #include "profiler/profiler_internal.h"
