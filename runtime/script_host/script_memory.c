@@ -21,8 +21,8 @@
 /* Freeing a state larger than this gives its pages back to the system. */
 #define TRIM_ABOVE (1u << 20)
 
-/* Set once this LuaJIT refused lua_newstate with our allocator (it says so
- * on standard error each time); main thread only. */
+/* Set once this LuaJIT refused lua_newstate with our allocator (the builds
+ * script_memory.h names), so that it is asked once; main thread only. */
 static int newstate_refused;
 
 /* The time a chunk gets in mr_script_memory_try. */
@@ -69,8 +69,7 @@ static int panic(lua_State *L)
 }
 
 /* A state allocating from the arena of a second state, or NULL where this
- * LuaJIT refuses lua_newstate with another allocator (it says so on
- * standard error each time: asked once). */
+ * LuaJIT refuses (newstate_refused). */
 static lua_State *open_on_arena(struct mr_script_memory *m)
 {
 	lua_State *L;
