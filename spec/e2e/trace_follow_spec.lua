@@ -1,8 +1,9 @@
 -- End-to-end specs for the processes `moonrover trace` follows: `-p` of an
 -- nginx master sees the requests its workers serve (forked before the
 -- trace, found in /proc; and forked after it by a reload, from the process
--- events), `--comm nginx` sees them too, and a whole-machine trace shows
--- nothing of a moonrover agent whose /metrics is scraped meanwhile.
+-- events, which the trace reads a moment after the fork), `--comm nginx`
+-- sees them too, and a whole-machine trace shows nothing of a moonrover
+-- agent whose /metrics is scraped meanwhile.
 local agent_run = require("support.agent_run")
 local e2e = require("support.e2e")
 local files = require("support.files")
@@ -60,6 +61,17 @@ describe("moonrover trace following processes (end to end)", function()
     assert.equal(0, os.execute(table.concat(words, " ")))
   end
 
+  -- The exchanges of list whose target starts with prefix.
+  local function targets(list, prefix)
+    local out = {}
+    for _, ex in ipairs(list) do
+      if ex.target:sub(1, #prefix) == prefix then
+        out[#out + 1] = ex
+      end
+    end
+    return out
+  end
+
   -- Every exchange of list served by one of workers (a set of pids).
   local function check_served(list, workers, n)
     assert.equal(n, #list)
@@ -88,10 +100,24 @@ describe("moonrover trace following processes (end to end)", function()
       new = children(nginx)
       return #new == WORKERS and not set_of(old)[new[1]] and not set_of(old)[new[2]]
     end)
+    -- A worker is followed once the trace has read its fork event: probe
+    -- until a new worker shows in the trace's output (both fork events came
+    -- before the probe's records, and are read first).
+    local new_workers = set_of(new)
+    te.wait_for("the trace to follow the new workers", function()
+      assert.equal(0, os.execute("/usr/bin/curl -s -o /dev/null http://127.0.0.1:" .. port .. "/probe"))
+      for _, ex in ipairs(trace.lines()) do
+        if new_workers[ex.pid] then
+          return true
+        end
+      end
+      return false
+    end)
     curl(6)
     e2e.kill(nginx)
     local list, summary = trace.result()
-    check_served(list, set_of(new), 6)
+    check_served(targets(list, "/index.html"), new_workers, 6)
+    assert.matches("\n  %d+ process%(es%) followed\n", summary)
     assert.matches("lost: nothing", summary)
   end)
 
@@ -117,5 +143,6 @@ describe("moonrover trace following processes (end to end)", function()
       assert.same({ "curl", "client", "/metrics", 200 }, { ex.comm, ex.role, ex.target, ex.status })
     end
     assert.matches("http: 3 exchange%(s%): 200 x3\n", summary)
+    assert.matches("\n  [1-9]%d* connection%(s%) of moonrover itself not shown\n", summary)
   end)
 end)

@@ -101,11 +101,12 @@ function _M.nginx(dir, port, extra)
   return pid
 end
 
--- The Python server of trace_http_server.py; returns its pid and port.
-function _M.python_server(dir)
+-- The Python server of trace_http_server.py (accepting in a thread named
+-- thread_name, when given); returns its pid and port.
+function _M.python_server(dir, thread_name)
   local script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/trace_http_server.py"
-  local pid = background(PYTHON .. " " .. q(script) .. " " .. q(dir) .. " >/dev/null 2>" ..
-    q(dir .. "/server.err"))
+  local pid = background(PYTHON .. " " .. q(script) .. " " .. q(dir) .. (thread_name and " " .. q(thread_name) or "") ..
+    " >/dev/null 2>" .. q(dir .. "/server.err"))
   wait_for("the Python server's port", function()
     return files.read(dir .. "/port") ~= nil or not _M.alive(pid)
   end)
@@ -145,16 +146,17 @@ function _M.blocked(dir, name, cmd)
   return client
 end
 
--- Starts `moonrover trace` with the argument words given (writing to
--- dir/<name>.out, standard error to dir/<name>.trace_err); returns once it
--- traces.
+-- Starts `moonrover trace` with the argument words given (its standard
+-- output, where it writes each second's lines, to dir/<name>.out, standard
+-- error to dir/<name>.trace_err); returns once it traces. t.lines() gives
+-- the lines written so far.
 function _M.trace_words(dir, name, words)
-  local cmd = { q(e2e.bin), "trace", "-o", q(dir .. "/" .. name .. ".out") }
+  local cmd = { q(e2e.bin), "trace" }
   for _, w in ipairs(words) do
     cmd[#cmd + 1] = q(w)
   end
   local err = dir .. "/" .. name .. ".trace_err"
-  local pid = background(table.concat(cmd, " ") .. " 2>" .. q(err) .. " >/dev/null")
+  local pid = background(table.concat(cmd, " ") .. " 2>" .. q(err) .. " >" .. q(dir .. "/" .. name .. ".out"))
   started[pid] = true
   local t = { pid = pid }
   wait_for("the trace to start", function()
@@ -168,6 +170,10 @@ function _M.trace_words(dir, name, words)
     end)
     started[pid] = nil
     return files.read(dir .. "/" .. name .. ".out") or "", files.read(err) or ""
+  end
+  function t.lines()
+    local text = files.read(dir .. "/" .. name .. ".out") or ""
+    return json_lines.decode_all(text:match("^(.*\n)") or "")
   end
   -- The JSON lines decoded, and the summary.
   function t.result()
