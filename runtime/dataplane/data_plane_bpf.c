@@ -146,6 +146,7 @@ static int load_net(struct mr_data_plane *d, char *err, size_t errlen)
 	s->rodata->filter_pids = d->opts.net_npids > 0;
 	s->rodata->exclude_tgid = d->opts.net_npids ? 0 : (__s32)getpid();
 	e = size_net_maps(s, &d->opts);
+	e = e ?: bpf_program__set_autoload(s->progs.on_fork, d->opts.net_npids > 0);
 	e = e ?: net_bpf__load(s);
 	if (e)
 		return bpf_failed("load the network BPF programs", e, err, errlen);
@@ -213,7 +214,10 @@ static int attach_net(struct mr_data_plane *d, char *err, size_t errlen)
 		    ?: attach_one(n->progs.on_retransmit, &n->links.on_retransmit,
 				  "tp_btf/tcp_retransmit_skb", err, errlen);
 	e = e ?: attach_one(n->progs.on_send, &n->links.on_send, "tp_btf/sock_send_length", err, errlen);
-	return e ?: attach_one(n->progs.on_recv, &n->links.on_recv, "tp_btf/sock_recv_length", err, errlen);
+	e = e ?: attach_one(n->progs.on_recv, &n->links.on_recv, "tp_btf/sock_recv_length", err, errlen);
+	if (!e && bpf_program__autoload(n->progs.on_fork))
+		e = attach_one(n->progs.on_fork, &n->links.on_fork, "tp_btf/sched_process_fork", err, errlen);
+	return e;
 }
 
 static int attach_process(struct process_bpf *p, char *err, size_t errlen)

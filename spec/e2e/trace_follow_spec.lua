@@ -1,9 +1,9 @@
 -- End-to-end specs for the processes `moonrover trace` follows: `-p` of an
 -- nginx master sees the requests its workers serve (forked before the
--- trace, found in /proc; and forked after it by a reload, from the process
--- events, which the trace reads a moment after the fork), `--comm nginx`
--- sees them too, and a whole-machine trace shows nothing of a moonrover
--- agent whose /metrics is scraped meanwhile.
+-- trace, found in /proc; and forked after it by a reload, which the kernel
+-- traces from their fork: a child's first connection is seen), `--comm
+-- nginx` sees them too, and a whole-machine trace shows nothing of a
+-- moonrover agent whose /metrics is scraped meanwhile.
 local agent_run = require("support.agent_run")
 local e2e = require("support.e2e")
 local files = require("support.files")
@@ -61,17 +61,6 @@ describe("moonrover trace following processes (end to end)", function()
     assert.equal(0, os.execute(table.concat(words, " ")))
   end
 
-  -- The exchanges of list whose target starts with prefix.
-  local function targets(list, prefix)
-    local out = {}
-    for _, ex in ipairs(list) do
-      if ex.target:sub(1, #prefix) == prefix then
-        out[#out + 1] = ex
-      end
-    end
-    return out
-  end
-
   -- Every exchange of list served by one of workers (a set of pids).
   local function check_served(list, workers, n)
     assert.equal(n, #list)
@@ -100,25 +89,28 @@ describe("moonrover trace following processes (end to end)", function()
       new = children(nginx)
       return #new == WORKERS and not set_of(old)[new[1]] and not set_of(old)[new[2]]
     end)
-    -- A worker is followed once the trace has read its fork event: probe
-    -- until a new worker shows in the trace's output (both fork events came
-    -- before the probe's records, and are read first).
-    local new_workers = set_of(new)
-    te.wait_for("the trace to follow the new workers", function()
-      assert.equal(0, os.execute("/usr/bin/curl -s -o /dev/null http://127.0.0.1:" .. port .. "/probe"))
-      for _, ex in ipairs(trace.lines()) do
-        if new_workers[ex.pid] then
-          return true
-        end
-      end
-      return false
-    end)
     curl(6)
     e2e.kill(nginx)
     local list, summary = trace.result()
-    check_served(targets(list, "/index.html"), new_workers, 6)
+    check_served(list, set_of(new), 6)
     assert.matches("\n  %d+ process%(es%) followed\n", summary)
     assert.matches("lost: nothing", summary)
+  end)
+
+  it("traces a child forked after the trace started from its first connection", function()
+    -- The subshell connects, asks and reads with builtins, microseconds
+    -- after its fork: long before its fork event could reach user space.
+    local ask = "exec 3<>/dev/tcp/127.0.0.1/" .. port .. "; printf 'GET /index.html HTTP/1.1\\r\\nHost: x\\r\\n" ..
+      "Connection: close\\r\\n\\r\\n' >&3; while read -r line <&3; do :; done"
+    local parent = te.blocked(dir, "parent", "/bin/bash -c " .. e2e.quote("(" .. ask .. "); wait"))
+    local trace = te.trace(dir, "trace", { parent.pid })
+    parent.release()
+    parent.wait()
+    local list, summary = trace.result()
+    local asked = te.select(list, { role = "client" })
+    assert.equal(1, #asked, summary)
+    assert.same({ "GET", "/index.html", 200, true }, { asked[1].method, asked[1].target, asked[1].status,
+      asked[1].pid ~= parent.pid })
   end)
 
   it("with --comm nginx, sees the workers' requests", function()

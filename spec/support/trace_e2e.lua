@@ -146,17 +146,16 @@ function _M.blocked(dir, name, cmd)
   return client
 end
 
--- Starts `moonrover trace` with the argument words given (its standard
--- output, where it writes each second's lines, to dir/<name>.out, standard
--- error to dir/<name>.trace_err); returns once it traces. t.lines() gives
--- the lines written so far.
+-- Starts `moonrover trace` with the argument words given (writing to
+-- dir/<name>.out, standard error to dir/<name>.trace_err); returns once it
+-- traces.
 function _M.trace_words(dir, name, words)
-  local cmd = { q(e2e.bin), "trace" }
+  local cmd = { q(e2e.bin), "trace", "-o", q(dir .. "/" .. name .. ".out") }
   for _, w in ipairs(words) do
     cmd[#cmd + 1] = q(w)
   end
   local err = dir .. "/" .. name .. ".trace_err"
-  local pid = background(table.concat(cmd, " ") .. " 2>" .. q(err) .. " >" .. q(dir .. "/" .. name .. ".out"))
+  local pid = background(table.concat(cmd, " ") .. " 2>" .. q(err) .. " >/dev/null")
   started[pid] = true
   local t = { pid = pid }
   wait_for("the trace to start", function()
@@ -170,10 +169,6 @@ function _M.trace_words(dir, name, words)
     end)
     started[pid] = nil
     return files.read(dir .. "/" .. name .. ".out") or "", files.read(err) or ""
-  end
-  function t.lines()
-    local text = files.read(dir .. "/" .. name .. ".out") or ""
-    return json_lines.decode_all(text:match("^(.*\n)") or "")
   end
   -- The JSON lines decoded, and the summary.
   function t.result()

@@ -213,7 +213,8 @@ local function drops(run)
   if run.targets then
     list[#list + 1] = { reason = "process events (children may be missed)",
       n = s.process.dropped_queue + s.process.dropped_kernel }
-    list[#list + 1] = { reason = "processes not followed (traced processes' map full)", n = run.targets.not_followed }
+    list[#list + 1] = { reason = "processes not followed (traced processes' map full)",
+      n = run.targets.not_followed + s.kernel.targets_full }
   end
   return list
 end

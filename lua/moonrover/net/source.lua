@@ -129,7 +129,7 @@ function _M:stats()
   lib.mr_data_plane_net_counters(self.d, c)
   out.kernel = {}
   for _, k in ipairs({ "data_records", "lost_data", "lost_events", "truncated", "unreadable", "conns_full",
-    "found_midstream" }) do
+    "found_midstream", "targets_full" }) do
     out.kernel[k] = tonumber(c[k])
   end
   return out
