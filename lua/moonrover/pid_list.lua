@@ -33,10 +33,6 @@ function _M.all_gone(pids)
   return true
 end
 
-function _M.alive(pid)
-  return rt.lib.mr_proc_exists(pid) == 1
-end
-
 -- When process pid started (ns since boot), or nil when there is none: with
 -- the pid, what tells a process from a later one given the same pid.
 function _M.start_of(pid)
