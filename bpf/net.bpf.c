@@ -21,8 +21,13 @@
  * say where the bytes are: a buffer, an iovec array or a msghdr; the first
  * payload_max bytes are copied (arch.bpf.h knows the syscalls' numbers).
  *
+ * Processes: with filter_pids, sched:sched_process_fork adds a traced
+ * process's child to the targets map before the child runs, so that its
+ * first connections are traced too (user space removes it at its exit).
+ *
  * Records are built in a per-CPU scratch buffer and copied into the ring with
- * their true length. Every loss is counted (struct mr_net_counters). */
+ * their true length. Every loss is counted (struct mr_net_counters); the
+ * counters fill one 64-byte slot. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -482,6 +487,22 @@ int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
 {
 	if (!(flags & MSG_PEEK))
 		on_data(sk, ret, MR_NET_INGRESS);
+	return 0;
+}
+
+/* A new process (not a thread) of a traced one is traced from its start.
+ * Loaded only with filter_pids (data_plane_bpf.c). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__s32 ptgid = BPF_CORE_READ(parent, tgid);
+	__s32 tgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (BPF_CORE_READ(child, pid) != tgid || !bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY) != 0)
+		COUNT(targets_full);
 	return 0;
 }
 

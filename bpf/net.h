@@ -97,7 +97,7 @@ struct mr_net_counters {
 	__u64 unreadable;      /* data records of which no byte could be read */
 	__u64 conns_full;      /* connections not tracked: the connection map was full */
 	__u64 found_midstream; /* connections first seen after they opened */
-	__u64 pad;             /* one slot is one 64-byte cache line */
+	__u64 targets_full;    /* children of traced processes not traced: the targets map was full */
 };
 
 #endif

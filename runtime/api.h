@@ -266,6 +266,9 @@ typedef struct mr_data_plane mr_data_plane;
 
 enum mr_data_plane_flags {
 	MR_DATA_PLANE_NET = 2, /* also trace TCP connections and their bytes (bpf/net.bpf.c) */
+	/* with MR_DATA_PLANE_NET only: no MR_STREAM_PROCESS, bpf/process.bpf.c
+	 * not loaded (a consumer that reads no process events copies none) */
+	MR_DATA_PLANE_NO_PROCESS = 4,
 };
 
 struct mr_data_plane_opts {

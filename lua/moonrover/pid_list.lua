@@ -1,15 +1,17 @@
 -- pid_list.lua - the processes a command was given with -p: whether each
 -- exists when the command starts, and whether all have exited since (then
--- `profile` and `trace` stop); the process table of /proc (pid, parent,
--- name) from which `trace` finds the descendants it follows; and whether a
--- process is a moonrover (which `trace` leaves out).
+-- `profile` and `trace` stop); the live pids of /proc (the one listing of
+-- them, processes.lua's too) and the process table (pid, parent, name) from
+-- which `trace` finds the descendants it follows; a process's identity (pid
+-- and start time, which a reused pid does not share); and whether a process
+-- is a moonrover (which `trace` leaves out).
+local facts = require("moonrover.rover.finder_facts")
 local rt = require("moonrover.rt")
 
 local _M = {}
 
 local FIRST_ROOM = 4096
 local STAT_BYTES = 1024
-local PATH_BYTES = 4096
 
 -- true, or nil and the first pid that names no process.
 function _M.check(pids)
@@ -31,12 +33,15 @@ function _M.all_gone(pids)
   return true
 end
 
-function _M.alive(pid)
-  return rt.lib.mr_proc_exists(pid) == 1
+-- When process pid started (ns since boot), or nil when there is none: with
+-- the pid, what tells a process from a later one given the same pid.
+function _M.start_of(pid)
+  local ns = facts.start_ns(pid)
+  return ns and ns > 0 and ns or nil
 end
 
 -- The live pids (an int32_t array) and how many, or nil and why.
-local function live_pids()
+function _M.live_pids()
   local room = FIRST_ROOM
   while true do
     local pids = rt.ffi.new("int32_t[?]", room)
@@ -61,7 +66,7 @@ end
 -- The processes of /proc: a list of { pid, ppid, comm } (those that exit
 -- while it is read are left out), or nil and why.
 function _M.processes()
-  local pids, n = live_pids()
+  local pids, n = _M.live_pids()
   if not pids then
     return nil, n
   end
@@ -76,20 +81,13 @@ function _M.processes()
   return out
 end
 
--- The target of /proc/PID/exe, or nil.
-local function exe_of(pid)
-  local buf = rt.ffi.new("char[?]", PATH_BYTES)
-  local len = rt.lib.mr_proc_link(pid, "exe", buf, PATH_BYTES, nil, 0)
-  return len > 0 and rt.ffi.string(buf, len) or nil
-end
-
 local own_exe
 
 -- Whether pid runs moonrover: this very executable, or one named moonrover
 -- (another build, an agent installed elsewhere).
 function _M.is_moonrover(pid)
-  own_exe = own_exe or exe_of(rt.lib.mr_proc_self()) or false
-  local exe = exe_of(pid)
+  own_exe = own_exe or facts.exe(rt.lib.mr_proc_self()) or false
+  local exe = facts.exe(pid)
   return exe ~= nil and (exe == own_exe or exe:match("[^/]+$") == "moonrover")
 end
 

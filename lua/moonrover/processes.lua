@@ -10,6 +10,7 @@
 -- processes a second is cheap.
 local rt = require("moonrover.rt")
 local facts = require("moonrover.rover.finder_facts")
+local pid_list = require("moonrover.pid_list")
 local rover_container = require("moonrover.rover.container_id")
 local net_container = require("moonrover.net.container_id")
 
@@ -17,7 +18,6 @@ local _M = {}
 
 local ffi, lib = rt.ffi, rt.lib
 
-local FIRST_ROOM = 1024
 -- A pid the sampler has not been asked about for this long is forgotten.
 local FORGET_AFTER = 300
 
@@ -31,22 +31,6 @@ local boot_epoch
 local function unix_start(start_seconds)
   boot_epoch = boot_epoch or lib.mr_proc_boot_epoch()
   return boot_epoch + start_seconds
-end
-
--- The live pids, or nil and why.
-local function all_pids()
-  local room = FIRST_ROOM
-  while true do
-    local pids = ffi.new("int32_t[?]", room)
-    local n, err = rt.call(lib.mr_proc_list, pids, room)
-    if not n then
-      return nil, err
-    end
-    if n < room then
-      return pids, n
-    end
-    room = room * 2
-  end
 end
 
 -- The effective uid of a /proc/PID/status text, or nil.
@@ -80,7 +64,7 @@ end
 -- start_time, uid }, in pid order of /proc; or nil and why when /proc cannot
 -- be listed.
 function _M.list()
-  local pids, n = all_pids()
+  local pids, n = pid_list.live_pids()
   if not pids then
     return nil, n
   end
@@ -151,7 +135,7 @@ end
 -- Copies the pids asked for into the buffer: their count, or nil and why.
 function Sampler:load_pids(pids)
   if pids == nil then
-    local all, n = all_pids()
+    local all, n = pid_list.live_pids()
     if not all then
       return nil, n
     end

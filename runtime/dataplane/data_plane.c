@@ -34,7 +34,7 @@
 #define DEFAULT_NET_CONNECTIONS 65536u
 #define MAX_NET_CONNECTIONS (1u << 22)
 #define MAX_NET_PIDS 4096u
-#define KNOWN_FLAGS ((uint32_t)MR_DATA_PLANE_NET)
+#define KNOWN_FLAGS ((uint32_t)(MR_DATA_PLANE_NET | MR_DATA_PLANE_NO_PROCESS))
 
 static uint32_t round_up_pow2(uint32_t n)
 {
@@ -74,6 +74,11 @@ static int normalize(struct mr_data_plane_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "invalid data plane options: unknown flags 0x%x", o->flags);
 		return -EINVAL;
 	}
+	if ((o->flags & MR_DATA_PLANE_NO_PROCESS) && !(o->flags & MR_DATA_PLANE_NET)) {
+		snprintf(err, errlen,
+			 "invalid data plane options: without the process stream, only the network's");
+		return -EINVAL;
+	}
 	if (o->queue_capacity > MAX_QUEUE_CAPACITY || o->ring_bytes > MAX_RING_BYTES ||
 	    o->drain_ms > MAX_DRAIN_MS) {
 		snprintf(err, errlen,
@@ -102,9 +107,11 @@ static int make_queues(struct mr_data_plane *d)
 {
 	uint32_t cap = d->opts.queue_capacity;
 
-	d->queues[MR_STREAM_PROCESS] = mr_spsc_queue_new(cap, sizeof(struct mr_process_event));
-	if (!d->queues[MR_STREAM_PROCESS])
-		return -ENOMEM;
+	if (!(d->opts.flags & MR_DATA_PLANE_NO_PROCESS)) {
+		d->queues[MR_STREAM_PROCESS] = mr_spsc_queue_new(cap, sizeof(struct mr_process_event));
+		if (!d->queues[MR_STREAM_PROCESS])
+			return -ENOMEM;
+	}
 	if (d->bench_pid > 0) {
 		d->queues[MR_STREAM_BENCH] = mr_spsc_queue_new(cap, sizeof(struct mr_bench_event));
 		if (!d->queues[MR_STREAM_BENCH])

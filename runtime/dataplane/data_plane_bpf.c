@@ -146,6 +146,7 @@ static int load_net(struct mr_data_plane *d, char *err, size_t errlen)
 	s->rodata->filter_pids = d->opts.net_npids > 0;
 	s->rodata->exclude_tgid = d->opts.net_npids ? 0 : (__s32)getpid();
 	e = size_net_maps(s, &d->opts);
+	e = e ?: bpf_program__set_autoload(s->progs.on_fork, d->opts.net_npids > 0);
 	e = e ?: net_bpf__load(s);
 	if (e)
 		return bpf_failed("load the network BPF programs", e, err, errlen);
@@ -180,7 +181,7 @@ static int open_rings(struct mr_data_plane *d, char *err, size_t errlen)
 
 int mr_data_plane_load(struct mr_data_plane *d, char *err, size_t errlen)
 {
-	int e = load_process(d, err, errlen);
+	int e = (d->opts.flags & MR_DATA_PLANE_NO_PROCESS) ? 0 : load_process(d, err, errlen);
 
 	if (!e && d->bench_pid > 0)
 		e = load_bench(d, err, errlen);
@@ -213,22 +214,33 @@ static int attach_net(struct mr_data_plane *d, char *err, size_t errlen)
 		    ?: attach_one(n->progs.on_retransmit, &n->links.on_retransmit,
 				  "tp_btf/tcp_retransmit_skb", err, errlen);
 	e = e ?: attach_one(n->progs.on_send, &n->links.on_send, "tp_btf/sock_send_length", err, errlen);
-	return e ?: attach_one(n->progs.on_recv, &n->links.on_recv, "tp_btf/sock_recv_length", err, errlen);
+	e = e ?: attach_one(n->progs.on_recv, &n->links.on_recv, "tp_btf/sock_recv_length", err, errlen);
+	if (!e && bpf_program__autoload(n->progs.on_fork))
+		e = attach_one(n->progs.on_fork, &n->links.on_fork, "tp_btf/sched_process_fork", err, errlen);
+	return e;
+}
+
+static int attach_process(struct process_bpf *p, char *err, size_t errlen)
+{
+	int leader, e;
+
+	if (!p)
+		return 0;
+	leader = !bpf_program__autoload(p->progs.on_exit);
+	e = attach_one(p->progs.on_exec, &p->links.on_exec, "tp_btf/sched_process_exec", err, errlen);
+	e = e ?: attach_one(p->progs.on_fork, &p->links.on_fork, "tp_btf/sched_process_fork", err, errlen);
+	return e
+		       ?: attach_one(leader ? p->progs.on_exit_leader : p->progs.on_exit,
+				     leader ? &p->links.on_exit_leader : &p->links.on_exit,
+				     "tp_btf/sched_process_exit", err, errlen);
 }
 
 int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen)
 {
-	struct process_bpf *p = d->process;
-	int leader = !bpf_program__autoload(p->progs.on_exit);
 	int e;
 
 	d->attached = 1;
-	e = attach_one(p->progs.on_exec, &p->links.on_exec, "tp_btf/sched_process_exec", err, errlen);
-	e = e ?: attach_one(p->progs.on_fork, &p->links.on_fork, "tp_btf/sched_process_fork", err, errlen);
-	e = e
-		    ?: attach_one(leader ? p->progs.on_exit_leader : p->progs.on_exit,
-				  leader ? &p->links.on_exit_leader : &p->links.on_exit,
-				  "tp_btf/sched_process_exit", err, errlen);
+	e = attach_process(d->process, err, errlen);
 	if (!e && d->bench)
 		e = attach_one(d->bench->progs.on_sys_enter, &d->bench->links.on_sys_enter,
 			       "raw_tp/sys_enter", err, errlen);

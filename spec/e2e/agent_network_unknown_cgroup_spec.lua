@@ -9,7 +9,7 @@ local agent_run = require("support.agent_run")
 local cgroup_layout = require("moonrover.lib.cgroup_layout")
 local servers = require("support.servers")
 
-local it = require("support.skip").guard(it, pending, e2e.skip_reason())
+local it = require("support.skip").guard(it, pending, e2e.skip_reason() or servers.cgroup_skip_reason())
 
 local AGENT_OPTIONS = "--network on --script-memory 1024"
 local WAIT_S = 20 -- a close is acted on within a second; progress events come every 5 s

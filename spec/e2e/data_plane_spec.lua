@@ -1,6 +1,7 @@
 -- End-to-end specs for the data plane (runtime/api.h, "event streams"): real
 -- BPF programs, real processes and the getppid generator, consumed through
 -- the FFI the way the agent's Lua side consumes them.
+local bit = require("bit")
 local e2e = require("support.e2e")
 local lfs = require("lfs")
 local rt = require("moonrover.rt").with_test_api()
@@ -167,6 +168,18 @@ describe("data plane (end to end)", function()
     d, err = rt.call(lib.mr_data_plane_open_bench, ffi.new("struct mr_data_plane_opts"), 0)
     assert.is_nil(d)
     assert.equal("the benchmark needs a process id, not 0", err)
+  end)
+
+  it("has no process stream when opened without it: nothing loaded, stored or counted", function()
+    local d, err = rt.call(lib.mr_data_plane_open, ffi.new("struct mr_data_plane_opts",
+      { flags = lib.MR_DATA_PLANE_NO_PROCESS }))
+    assert.same({ nil, "invalid data plane options: without the process stream, only the network's" }, { d, err })
+    plane = open_plane({ drain_ms = 5, flags = bit.bor(lib.MR_DATA_PLANE_NET, lib.MR_DATA_PLANE_NO_PROCESS) })
+    assert.same(0, (e2e.run("/bin/true")))
+    sleep(0.05)
+    assert.is_true(lib.mr_data_plane_storage(plane, PROCESS) == nil)
+    assert.same({ received = 0, delivered = 0, dropped_queue = 0, dropped_kernel = 0, queued = 0 },
+      stats(plane, PROCESS))
   end)
 
   it("reports exec, fork and exit of each process with parent, name and exit status", function()

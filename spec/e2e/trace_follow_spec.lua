@@ -1,8 +1,9 @@
 -- End-to-end specs for the processes `moonrover trace` follows: `-p` of an
 -- nginx master sees the requests its workers serve (forked before the
--- trace, found in /proc; and forked after it by a reload, from the process
--- events), `--comm nginx` sees them too, and a whole-machine trace shows
--- nothing of a moonrover agent whose /metrics is scraped meanwhile.
+-- trace, found in /proc; and forked after it by a reload, which the kernel
+-- traces from their fork: a child's first connection is seen), `--comm
+-- nginx` sees them too, and a whole-machine trace shows nothing of a
+-- moonrover agent whose /metrics is scraped meanwhile.
 local agent_run = require("support.agent_run")
 local e2e = require("support.e2e")
 local files = require("support.files")
@@ -92,7 +93,24 @@ describe("moonrover trace following processes (end to end)", function()
     e2e.kill(nginx)
     local list, summary = trace.result()
     check_served(list, set_of(new), 6)
+    assert.matches("\n  %d+ process%(es%) followed\n", summary)
     assert.matches("lost: nothing", summary)
+  end)
+
+  it("traces a child forked after the trace started from its first connection", function()
+    -- The subshell connects, asks and reads with builtins, microseconds
+    -- after its fork: long before its fork event could reach user space.
+    local ask = "exec 3<>/dev/tcp/127.0.0.1/" .. port .. "; printf 'GET /index.html HTTP/1.1\\r\\nHost: x\\r\\n" ..
+      "Connection: close\\r\\n\\r\\n' >&3; while read -r line <&3; do :; done"
+    local parent = te.blocked(dir, "parent", "/bin/bash -c " .. e2e.quote("(" .. ask .. "); wait"))
+    local trace = te.trace(dir, "trace", { parent.pid })
+    parent.release()
+    parent.wait()
+    local list, summary = trace.result()
+    local asked = te.select(list, { role = "client" })
+    assert.equal(1, #asked, summary)
+    assert.same({ "GET", "/index.html", 200, true }, { asked[1].method, asked[1].target, asked[1].status,
+      asked[1].pid ~= parent.pid })
   end)
 
   it("with --comm nginx, sees the workers' requests", function()
@@ -117,5 +135,6 @@ describe("moonrover trace following processes (end to end)", function()
       assert.same({ "curl", "client", "/metrics", 200 }, { ex.comm, ex.role, ex.target, ex.status })
     end
     assert.matches("http: 3 exchange%(s%): 200 x3\n", summary)
+    assert.matches("\n  [1-9]%d* connection%(s%) of moonrover itself not shown\n", summary)
   end)
 end)

@@ -3,15 +3,18 @@
 -- request's client side starts before its server side but ends after it);
 -- text headers with units; the JSON's tid (a threaded server that logs its
 -- handling thread), host (the Host header) and container_id (the server
--- moved into a cgroup of its own); and what a real client sends to rewrite a
+-- started in a systemd-like service, spec/support/servers.lua); and what a
+-- real client sends to rewrite a
 -- terminal (an OSC title sequence, a bare CR, bytes that are not UTF-8)
 -- escaped in text.
-local container_id = require("moonrover.net.container_id")
 local e2e = require("support.e2e")
 local files = require("support.files")
+local servers = require("support.servers")
+local skip = require("support.skip")
 local te = require("support.trace_e2e")
 
-local it = require("support.skip").guard(it, pending, te.skip_reason())
+local it_cgroup = skip.guard(it, pending, te.skip_reason() or servers.cgroup_skip_reason())
+local it = skip.guard(it, pending, te.skip_reason())
 
 -- A server handling each connection in a thread of its own, which logs
 -- "PATH TID" (the kernel's thread id) for each request it answers.
@@ -33,18 +36,6 @@ os.rename(sys.argv[1] + "/port.tmp", sys.argv[1] + "/port")
 s.serve_forever()
 ]]
 
--- Moves pid into a cpu cgroup named like a systemd service of its own;
--- returns that cgroup's directory, or nil when the cpu hierarchy (cgroup v1)
--- cannot be written here.
-local function own_cgroup(dir, pid)
-  local path = "/sys/fs/cgroup/cpu/system.slice/" .. e2e.own_name(dir, "mr") .. ".service"
-  if os.execute("mkdir -p " .. path .. " 2>/dev/null && echo " .. pid .. " 2>/dev/null > " .. path ..
-    "/cgroup.procs") ~= 0 then
-    return nil
-  end
-  return path
-end
-
 -- The number of lines whose ts is earlier than the line's before.
 local function inversions(list)
   local n = 0
@@ -57,7 +48,7 @@ local function inversions(list)
 end
 
 describe("moonrover trace's lines (end to end)", function()
-  local dir, nginx, port, cgroup
+  local dir, nginx, port, service
 
   before_each(function()
     dir = e2e.tmpdir()
@@ -67,9 +58,9 @@ describe("moonrover trace's lines (end to end)", function()
   after_each(function()
     te.stop_all()
     e2e.kill(nginx)
-    if cgroup then
-      os.execute("rmdir " .. cgroup .. " 2>/dev/null")
-      cgroup = nil
+    if service then
+      service:remove()
+      service = nil
     end
     e2e.rmdir(dir)
   end)
@@ -102,35 +93,29 @@ describe("moonrover trace's lines (end to end)", function()
     assert.matches("\n%d%d:%d%d:%d%d%.%d%d%d +" .. client.pid .. " curl +client ", out)
   end)
 
-  it("gives the thread, the Host header and the container of each exchange in JSON", function()
+  it_cgroup("gives the thread, the Host header and the container of each exchange in JSON", function()
     files.write(dir .. "/server.py", THREADED_SERVER)
-    local server = te.blocked(dir, "server", "/usr/bin/python3 " .. dir .. "/server.py " .. dir)
-    server.release()
+    service = servers.service(dir, "lines")
+    local server = { pid = service:start(servers.PYTHON .. " " .. dir .. "/server.py " .. dir) }
     te.wait_for("the threaded server's port", function() return files.read(dir .. "/port") end)
-    cgroup = own_cgroup(dir, server.pid)
     local base = "http://127.0.0.1:" .. files.read(dir .. "/port")
     local client = te.blocked(dir, "client", "/usr/bin/curl -s -o /dev/null -H 'Host: shop.example' " .. base ..
       "/a -o /dev/null " .. base .. "/b")
     local trace = te.trace(dir, "trace", { server.pid, client.pid })
     client.release()
     client.wait()
-    local want_container = container_id.from_cgroup(files.read("/proc/" .. server.pid .. "/cgroup"))
-    e2e.kill(server.pid)
-    server.wait()
+    service:stop(server.pid)
     local list = trace.result()
     local tids = {}
     for path, tid in files.read(dir .. "/tids"):gmatch("(%S+) (%d+)") do
       tids[path] = tonumber(tid)
     end
-    local servers = te.select(list, { role = "server", pid = server.pid })
-    assert.equal(2, #servers)
-    for _, ex in ipairs(servers) do
+    local served = te.select(list, { role = "server", pid = server.pid })
+    assert.equal(2, #served)
+    for _, ex in ipairs(served) do
       assert.same({ tids[ex.target], "shop.example" }, { ex.tid, ex.host })
       assert.is_true(ex.tid ~= ex.pid)
-      assert.equal(want_container or nil, ex.container_id)
-    end
-    if cgroup then
-      assert.equal("/system.slice/" .. e2e.own_name(dir, "mr") .. ".service", servers[1].container_id)
+      assert.equal(service.id, ex.container_id)
     end
     for _, ex in ipairs(te.select(list, { role = "client" })) do
       assert.same({ client.pid, "shop.example" }, { ex.tid, ex.host })

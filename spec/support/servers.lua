@@ -21,12 +21,22 @@ _M.SUPPORT = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support"
 
 local q = e2e.quote
 
+-- Why services and cgroups cannot be made here (no cgroup v2 hierarchy
+-- mounted whole: a cgroup v1 only host, say), or nil when they can: a spec
+-- that needs them skips with it (support/skip.lua).
+function _M.cgroup_skip_reason()
+  local layout = cgroup_layout.find(e2e.read_all("/proc/self/mountinfo"))
+  if layout.v2 and layout.v2.root == "/" then
+    return nil
+  end
+  return "no cgroup v2 hierarchy is mounted whole here (" .. cgroup_layout.describe(layout) .. ")"
+end
+
 -- Where the cgroup v2 hierarchy's root is mounted here, or raises saying
--- what is mounted instead.
+-- what is mounted instead (cgroup_skip_reason() tells first).
 function _M.cgroup_root()
   local layout = cgroup_layout.find(e2e.read_all("/proc/self/mountinfo"))
-  assert(layout.v2 and layout.v2.root == "/", "no cgroup v2 hierarchy is mounted whole here (" ..
-    cgroup_layout.describe(layout) .. ")")
+  assert(layout.v2 and layout.v2.root == "/", _M.cgroup_skip_reason())
   return layout.v2.point
 end
 

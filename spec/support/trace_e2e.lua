@@ -101,11 +101,12 @@ function _M.nginx(dir, port, extra)
   return pid
 end
 
--- The Python server of trace_http_server.py; returns its pid and port.
-function _M.python_server(dir)
+-- The Python server of trace_http_server.py (accepting in a thread named
+-- thread_name, when given); returns its pid and port.
+function _M.python_server(dir, thread_name)
   local script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/trace_http_server.py"
-  local pid = background(PYTHON .. " " .. q(script) .. " " .. q(dir) .. " >/dev/null 2>" ..
-    q(dir .. "/server.err"))
+  local pid = background(PYTHON .. " " .. q(script) .. " " .. q(dir) .. (thread_name and " " .. q(thread_name) or "") ..
+    " >/dev/null 2>" .. q(dir .. "/server.err"))
   wait_for("the Python server's port", function()
     return files.read(dir .. "/port") ~= nil or not _M.alive(pid)
   end)

@@ -1,16 +1,20 @@
 """trace_http_server.py - an HTTP/1.1 server for the `moonrover trace`
 end-to-end specs, whose every response byte is written here (no library
-headers): /slow answers after 150 ms, /chunked sends a chunked body chunk by
+headers): /slow answers after 1 s, /chunked sends a chunked body chunk by
 chunk, /big sends 1.5 MiB in 64 KiB writes, /cut sends a head announcing
 100000 bytes, 1000 of them, and closes. Keep-alive for the rest.
 
-Usage: trace_http_server.py DIR. Listens on 127.0.0.1, port chosen by the
-kernel, written to DIR/port once listening; for each response, appends
-"PATH BYTES" (the bytes written on the wire) to DIR/sent.log."""
+Usage: trace_http_server.py DIR [THREAD_NAME]. Listens on 127.0.0.1, port
+chosen by the kernel, written to DIR/port once listening; for each response,
+appends "PATH BYTES" (the bytes written on the wire) to DIR/sent.log. With
+THREAD_NAME, it accepts and answers in a thread of that name (the process
+keeps its own), as servers with an acceptor thread do."""
+import ctypes
 import os
 import socket
 import socketserver
 import sys
+import threading
 import time
 
 DIR = sys.argv[1]
@@ -52,7 +56,7 @@ class Handler(socketserver.StreamRequestHandler):
             path = line.split()[1].decode()
             close = False
             if path == "/slow":
-                time.sleep(0.15)
+                time.sleep(1)
                 parts = fixed("200 OK", b"slow")
             elif path == "/chunked":
                 parts = chunked()
@@ -79,13 +83,26 @@ class Server(socketserver.TCPServer):
     allow_reuse_address = True
 
 
+PR_SET_NAME = 15
+
+
+def serve_named(server, name):
+    ctypes.CDLL(None).prctl(PR_SET_NAME, name.encode(), 0, 0, 0)
+    server.serve_forever()
+
+
 def main():
     with Server(("127.0.0.1", 0), Handler) as server:
         tmp = os.path.join(DIR, "port.tmp")
         with open(tmp, "w") as f:
             f.write(str(server.server_address[1]))
         os.rename(tmp, os.path.join(DIR, "port"))
-        server.serve_forever()
+        if len(sys.argv) > 2:
+            thread = threading.Thread(target=serve_named, args=(server, sys.argv[2]))
+            thread.start()
+            thread.join()
+        else:
+            server.serve_forever()
 
 
 main()

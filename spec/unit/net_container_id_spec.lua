@@ -101,8 +101,8 @@ describe("net container_id.from_cgroup", function()
     check(v2("/custom"), "/")
   end)
 
-  it("names cgroups of unknown layout by their path", function()
-    check(v2("/machine.slice/machine-qemu\\x2d1\\x2dvm.scope"), "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope")
+  it("names cgroups of unknown layout by their path, systemd's \\x2d read as -", function()
+    check(v2("/machine.slice/machine-qemu\\x2d1\\x2dvm.scope"), "/machine.slice/machine-qemu-1-vm.scope")
     check(v2("/ecs/0123456789abcdef0123456789abcdef/app"), "/ecs/0123456789abcdef0123456789abcdef/app")
     check(v2("/moonrover-spec/app/"), "/moonrover-spec/app")
     -- a sandbox's memory cgroup on a cgroup v1 host, every other path at the root

@@ -39,8 +39,12 @@ describe("trace output", function()
 
   it("leaves out a container id that is not known or not measured, and a missing Host", function()
     local out = trace_output.new("json", clock)
-    for _, id in ipairs({ false }) do
-      local line = trace_output.line(out, exchange({ container_id = id, host = false }))
+    for _, id in ipairs({ false, "nil" }) do
+      local ex = exchange({ container_id = id, host = false })
+      if id == "nil" then
+        ex.container_id = nil
+      end
+      local line = trace_output.line(out, ex)
       assert.is_nil(line:find('"container_id"', 1, true))
       assert.is_nil(line:find('"host"', 1, true))
     end
@@ -74,20 +78,26 @@ describe("trace output", function()
     assert.matches("\n  lost: gaps: 1\n$", summary)
   end)
 
-  it("gives the count and p50/p90/p99 per protocol and status class", function()
+  it("gives the count, how many were measured and p50/p90/p99 per protocol and status class", function()
     local tally = trace_output.tally()
     for i = 1, 100 do
       trace_output.count(tally, exchange({ duration_ns = i * 1e6 }))
     end
     trace_output.count(tally, exchange({ status = 404, duration_ns = 3e6 }))
     trace_output.count(tally, exchange({ status = 0, error = "no response", duration_ns = false }))
+    trace_output.count(tally, exchange({ status = 404, duration_ns = false }))
     local summary = trace_output.summary(tally, 1, {})
-    assert.matches("\n  latency +count +p50_ms +p90_ms +p99_ms\n", summary)
-    local p50, p90, p99 = summary:match("\n  http 2xx +100 +([%d.]+) +([%d.]+) +([%d.]+)\n")
+    assert.matches("\n  latency +count +measured +p50_ms +p90_ms +p99_ms\n", summary)
+    local p50, p90, p99 = summary:match("\n  http 2xx +100 +100 +([%d.]+) +([%d.]+) +([%d.]+)\n")
     assert.is_true(math.abs(tonumber(p50) - 50) < 0.5 and math.abs(tonumber(p90) - 90) < 0.9 and
       math.abs(tonumber(p99) - 99) < 1, summary)
-    assert.matches("\n  http 4xx +1 +3%.%d+ +3%.%d+ +3%.%d+\n", summary)
-    assert.matches("\n  http error +1 +%- +%- +%-\n", summary)
+    assert.matches("\n  http 4xx +2 +1 +3%.%d+ +3%.%d+ +3%.%d+\n", summary)
+    assert.matches("\n  http error +1 +0 +%- +%- +%-\n", summary)
+  end)
+
+  it("adds the notes given before the losses", function()
+    assert.equal("moonrover trace: 1.0 s\n  no exchange seen\n  3 process(es) followed\n  lost: nothing\n",
+      trace_output.summary(trace_output.tally(), 1, {}, { "3 process(es) followed" }))
   end)
 
   it("says when no exchange was seen", function()

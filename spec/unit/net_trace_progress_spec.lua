@@ -31,10 +31,15 @@ describe("trace progress", function()
     for tick = 1, 25 do
       p:update(figures(tick / 10, tick))
     end
-    assert.same({ "\r\27[Kmoonrover trace: 1s, 10 exchange(s) printed, 3 connection(s), 0 record(s) lost",
-      "\r\27[Kmoonrover trace: 2s, 20 exchange(s) printed, 3 connection(s), 0 record(s) lost" }, written)
+    assert.same({ "\r\27[K1s  lost 0  10 printed  3 conns", "\r\27[K2s  lost 0  20 printed  3 conns" }, written)
     p:finish()
     assert.equal("\r\27[K", written[3])
+  end)
+
+  it("puts the loss first, so that a narrow line keeps it", function()
+    local p, written = progress(true)
+    p:update(figures(1, 123456789012, stats(1234567890, 1)))
+    assert.equal("\r\27[K1s  lost 1234567891  123456789012 printed  3 conns", written[2])
   end)
 
   it("shows no status line when standard error is not a terminal", function()

@@ -85,10 +85,23 @@ describe("the network tracer", function()
     t:on_data(data(7, INGRESS, "A1", { ts_ns = 9000, offset = 0 }))
     assert.equal(1, #got.exchanges)
     local ex = got.exchanges[1]
-    assert.same({ "client", 42, "app", "10.0.0.1:40000", "10.0.0.2:80", 4000, 7 },
-      { ex.role, ex.pid, ex.comm, ex["local"], ex.remote, ex.duration_ns, ex.conn })
+    assert.same({ "client", 42, "app", "10.0.0.1:40000", "10.0.0.2:80", 40000, 80, 4000, 7 },
+      { ex.role, ex.pid, ex.comm, ex["local"], ex.remote, ex.local_port, ex.remote_port, ex.duration_ns, ex.conn })
     assert.equal("connect", got.events[1].kind)
     assert.equal(250000, got.events[1].connect_ns)
+  end)
+
+  it("asks once per connection whether to hide its process, then only counts its bytes", function()
+    local asked = 0
+    local t, got = new_tracer({ hide = function(pid)
+      asked = asked + 1
+      return pid == 42
+    end })
+    t:on_tcp_event(event(CONNECT, 7))
+    t:on_data(data(7, EGRESS, "Q1", { ts_ns = 5000 }))
+    t:on_data(data(7, INGRESS, "A1", { ts_ns = 9000, offset = 0 }))
+    t:on_data(data(7, EGRESS, "Q2", { ts_ns = 10000, offset = 2 }))
+    assert.same({ 0, 1, 1, C.MR_NET_COUNT }, { #got.exchanges, asked, t:stats().hidden, got.verdicts[7] })
   end)
 
   it("reads requests on a server's connection and answers on its writes", function()

@@ -36,4 +36,15 @@ describe("lib.status_line", function()
     line:update(string.rep("x", 200))
     assert.are.equal(79 + #"\r\27[K", #out[1])
   end)
+
+  it("is erased while other output is written to the terminal, and shown again after", function()
+    local line, out = recorder(true)
+    local function write_lines()
+      out[#out + 1] = "line\n"
+    end
+    line:around(write_lines)
+    line:update("1/10 s")
+    line:around(write_lines)
+    assert.are.same({ "line\n", "\r\27[K1/10 s", "\r\27[K", "line\n", "\r\27[K1/10 s" }, out)
+  end)
 end)

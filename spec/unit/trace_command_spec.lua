@@ -1,7 +1,9 @@
 -- trace_command_spec.lua - the command line of `moonrover trace`: -f and
 -- its case-insensitive values, durations with units for -d and
--- --min-duration, the filters' options and their defaults.
+-- --min-duration, the filters' options and their defaults, --comm cut as the
+-- kernel cuts names, --protocol in any case.
 local args = require("moonrover.lib.args")
+local protocol_list = require("moonrover.net.protocol_list")
 local trace = require("moonrover.commands.trace_command")
 
 local function parse(words)
@@ -40,5 +42,16 @@ describe("trace's options", function()
     assert.same({ 8080, "/api", "nginx" }, { values.port, values.path, values.comm })
     assert.is_true(values.status(503))
     assert.is_false(values.status(200))
+  end)
+
+  it("cuts a --comm name to the 15 bytes the kernel keeps of a process's name", function()
+    assert.equal("php-fpm: pool w", assert(parse({ "--comm", "php-fpm: pool www" })).comm)
+    assert.equal("nginx", assert(parse({ "--comm", "nginx" })).comm)
+  end)
+
+  it("takes --protocol names in any case", function()
+    local http1 = require("moonrover.net.protocols.http1")
+    assert.same({ http1 }, assert(protocol_list.modules({ "HTTP" })))
+    assert.matches("unknown protocol 'gopher'", select(2, protocol_list.modules({ "gopher" })))
   end)
 end)

@@ -45,6 +45,13 @@ local function protocol_modules(text)
   return protocol_list.modules(names)
 end
 
+-- A process name as the kernel keeps it: its first 15 bytes (as pgrep cuts it).
+local COMM_BYTES = 15
+
+local function comm_name(text)
+  return text:sub(1, COMM_BYTES)
+end
+
 local function nanoseconds(text)
   local s, err = duration.seconds(text)
   return s and s * 1e9, err
@@ -53,7 +60,8 @@ end
 _M.options = {
   { name = "pid", short = "p", arg = "PID[,PID...]", convert = args.pid_list,
     help = "trace only these processes, their threads and children (default: every process but moonrover)" },
-  { name = "comm", arg = "NAME", help = "trace only the processes named NAME and their children (instead of -p)" },
+  { name = "comm", arg = "NAME", convert = comm_name,
+    help = "trace only the processes named NAME (its first 15 bytes, as in /proc) and their children (instead of -p)" },
   { name = "port", arg = "PORT", convert = trace_filter.port, help = "only exchanges with this port at either end" },
   { name = "status", arg = "LIST", convert = trace_filter.status,
     help = "only these response statuses: 404, 5xx, >=400, <300, several separated by ','" },
@@ -67,12 +75,12 @@ _M.options = {
   { name = "output", short = "o", arg = "FILE", default = "-",
     help = "where to write the exchanges ('-': standard output; a file is complete when the trace ends)" },
   { name = "protocol", arg = "LIST", default = "http",
-    help = "the protocols to parse, separated by ','" },
+    help = "the protocols to parse, separated by ',', in any case" },
   { name = "payload", arg = "BYTES", default = C.MR_NET_PAYLOAD_DEFAULT,
     convert = args.int_range(64, C.MR_NET_PAYLOAD_MAX),
     help = "bytes copied of each socket read or write (requests' heads must fit)" },
   { name = "queue-bytes", arg = "BYTES", default = 8388608, convert = args.int_range(65536, 1073741824),
-    help = "socket records held for the parsers; more rides out longer bursts, beyond it they are dropped" },
+    help = "socket records held for the parsers (rounded up to a power of two); more rides out longer bursts" },
 }
 
 local TICK_NS = 100e6
@@ -93,21 +101,14 @@ local function wall_clock()
   end }
 end
 
--- The processes to start from: those given, or those named job.comm.
-local function roots(job)
-  if not job.comm then
-    return job.pids
-  end
+-- The processes to follow now: those given or named job.comm, and their
+-- descendants; a list, or nil and why.
+local function initial_targets(job)
   local procs, err = pid_list.processes()
   if not procs then
     return nil, err
   end
-  local list = {}
-  for _, p in ipairs(procs) do
-    if p.comm == job.comm then
-      list[#list + 1] = p.pid
-    end
-  end
+  local list = trace_targets.initial({ pids = job.pids, comm = job.comm }, procs)
   if #list == 0 then
     return nil, "no process named " .. job.comm
   end
@@ -124,7 +125,7 @@ local function check(job)
   if not ok or not (job.pids or job.comm) then
     return ok, err
   end
-  job.roots, err = roots(job)
+  job.roots, err = initial_targets(job)
   return job.roots ~= nil, err
 end
 
@@ -135,13 +136,16 @@ local function figures(run, now)
     lost = lost, lost_reasons = reasons }
 end
 
--- A tick: time passes for the tracer, the progress shows, lines held a
--- second are written.
+-- A tick: time passes for the tracer, the progress shows; every second the
+-- lines held are written and the processes followed are checked.
 local function tick(run, now)
   run.tr:tick(now)
   run.progress:update(figures(run, now))
   if now >= run.next_order then
     run.order:flush()
+    if run.targets then
+      run.targets:sweep()
+    end
     run.next_order = now + ORDER_NS
   end
 end
@@ -209,31 +213,28 @@ local function drops(run)
   if run.targets then
     list[#list + 1] = { reason = "process events (children may be missed)",
       n = s.process.dropped_queue + s.process.dropped_kernel }
-    list[#list + 1] = { reason = "processes not followed (traced processes' map full)", n = run.targets.not_followed }
+    list[#list + 1] = { reason = "processes not followed (traced processes' map full)",
+      n = run.targets.not_followed + s.kernel.targets_full }
   end
   return list
 end
 
--- Whether an exchange is moonrover's own (an agent beside a trace of every
--- process): its connection is then only counted in the kernel, and nothing
--- of it shown. Processes chosen with -p or --comm are shown whatever they run.
-local function own_traffic(run, ex)
+-- What the summary says besides exchanges and losses: the processes
+-- followed, and moonrover's own connections left out.
+local function notes(run)
+  local list = {}
   if run.targets then
-    return false
+    list[#list + 1] = string.format("%d process(es) followed", run.targets.total)
   end
-  local own = run.moonrover[ex.pid]
-  if own == nil then
-    own = pid_list.is_moonrover(ex.pid)
-    run.moonrover[ex.pid] = own
+  local hidden = run.tr:stats().hidden
+  if hidden > 0 then
+    list[#list + 1] = string.format("%d connection(s) of moonrover itself not shown", hidden)
   end
-  if own then
-    run.src:set_verdict(ex.conn, rt.lib.MR_NET_COUNT)
-  end
-  return own
+  return list
 end
 
 local function on_exchange(run, ex)
-  if own_traffic(run, ex) or not run.keep(ex) then
+  if not run.keep(ex) then
     return
   end
   trace_output.count(run.tally, ex)
@@ -241,9 +242,13 @@ local function on_exchange(run, ex)
   run.printed = run.printed + 1
 end
 
+-- A trace of every process leaves moonrover's own connections out (an
+-- agent beside it): the tracer asks once per connection, and only counts
+-- their bytes. Processes chosen with -p or --comm are shown whatever they run.
 local function new_tracer(run, job)
   local containers = container_id.new()
   return tracer.new({
+    hide = not job.roots and pid_list.is_moonrover or nil,
     protocols = job.protocols,
     on_exchange = function(ex)
       on_exchange(run, ex)
@@ -257,16 +262,17 @@ local function new_tracer(run, job)
   })
 end
 
--- The processes followed, from job.roots and what descends from them now.
+-- The processes followed: job.roots (already in the kernel's filter), then
+-- those found again now that forks are seen (started since the check).
 local function new_targets(run, job)
-  local targets = trace_targets.new({ comm = job.comm, alive = pid_list.alive,
+  local targets = trace_targets.new({ comm = job.comm, start_of = pid_list.start_of,
     set = function(pid, add)
       return run.src:target(pid, add)
     end })
   targets:follow(job.roots)
-  local procs = pid_list.processes()
-  if procs then
-    targets:follow(trace_targets.initial({ pids = job.roots }, procs))
+  local list = initial_targets(job)
+  if list then
+    targets:follow(list)
   end
   return targets
 end
@@ -278,13 +284,25 @@ local function what_is_traced(job)
   return job.pids and "pid " .. table.concat(job.pids, ",") .. " and children" or "every process"
 end
 
+-- Writes a flush's lines; on a terminal's standard output, with the status
+-- line erased meanwhile.
+local function line_writer(out, job, line)
+  if job.output ~= "-" then
+    return function(text) out:write(text) end
+  end
+  return function(text)
+    line:around(function() out:write(text) end)
+  end
+end
+
 local function new_run(job, out)
-  local run = { printed = 0, moonrover = {}, tally = trace_output.tally(),
+  local line = status_line.new({ tty = rt.lib.mr_sys_stderr_is_tty() == 1 })
+  local run = { printed = 0, tally = trace_output.tally(),
     format = trace_output.new(job.format, wall_clock()),
-    keep = trace_filter.new({ port = job.port, comm = job.comm, status = job.status,
-      min_duration_ns = job.min_duration_ns, path = job.path }),
-    order = trace_order.new(function(text) out:write(text) end),
-    progress = trace_progress.new(status_line.new({ tty = rt.lib.mr_sys_stderr_is_tty() == 1 })) }
+    keep = trace_filter.new({ port = job.port, status = job.status, min_duration_ns = job.min_duration_ns,
+      path = job.path }),
+    order = trace_order.new(line_writer(out, job, line)),
+    progress = trace_progress.new(line) }
   run.tr = new_tracer(run, job)
   return run
 end
@@ -327,7 +345,7 @@ function _M.trace(job)
   local seconds = ok and follow(run, job) or 0
   run.order:flush()
   run.progress:finish()
-  io.stderr:write(trace_output.summary(run.tally, seconds, drops(run)))
+  io.stderr:write(trace_output.summary(run.tally, seconds, drops(run), notes(run)))
   run.src:close()
   if not ok then
     out:abort()

@@ -2,8 +2,10 @@
 -- place ("\r", then erase to the end of the line). It shows nothing when its
 -- output is not a terminal, so logs and pipes never get progress noise.
 -- warn() prints a line of its own above the status line and shows the status
--- again. The caller decides how often to call update(); the line keeps the
--- terminal's width at most 79 columns so that it never wraps.
+-- again; around(fn) erases it while fn writes elsewhere on the same terminal
+-- (a command's output on standard output) and shows it again after. The
+-- caller decides how often to call update(); the line keeps the terminal's
+-- width at most 79 columns so that it never wraps.
 local _M = {}
 
 local Line = {}
@@ -37,6 +39,19 @@ function Line:warn(text)
     self.write(ERASE .. text .. "\n" .. self.shown)
   else
     self.write(text .. "\n")
+  end
+end
+
+-- Calls fn() with the status line erased, then shows it again: what fn
+-- writes to the terminal starts at the beginning of a clean line.
+function Line:around(fn)
+  local shown = self.tty and self.shown
+  if shown then
+    self.write(ERASE)
+  end
+  fn()
+  if shown then
+    self.write(ERASE .. shown)
   end
 end
 

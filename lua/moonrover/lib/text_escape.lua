@@ -4,6 +4,8 @@
 -- written as \xNN (the backslash as \\), so that a request cannot move the
 -- cursor, retitle a window or hide a line, and what is shown reads back
 -- unambiguously. Valid printable UTF-8 passes as it is. Pure.
+local utf8 = require("moonrover.lib.utf8")
+
 local _M = {}
 
 local byte, char, format = string.byte, string.char, string.format
@@ -12,31 +14,14 @@ local function hex(b)
   return format("\\x%02x", b)
 end
 
--- The length of the valid UTF-8 sequence of printable characters starting
--- at s[i] (lead byte b >= 0x80), or nil when it is not one.
-local function utf8_length(s, i, b)
-  local n, min
-  if b >= 0xc2 and b <= 0xdf then
-    n, min = 2, 0x80
-  elseif b >= 0xe0 and b <= 0xef then
-    n, min = 3, 0x800
-  elseif b >= 0xf0 and b <= 0xf4 then
-    n, min = 4, 0x10000
-  else
+-- The length of the valid UTF-8 sequence starting at s[i] (lead byte b >=
+-- 0x80) when it is printable, or nil: U+0080..U+009F (0xc2 0x80..0x9f) are
+-- the C1 controls.
+local function printable_length(s, i, b)
+  if b == 0xc2 and (byte(s, i + 1) or 0) <= 0x9f then
     return nil
   end
-  local cp = b % (2 ^ (7 - n))
-  for k = 1, n - 1 do
-    local c = byte(s, i + k)
-    if not c or c < 0x80 or c > 0xbf then
-      return nil
-    end
-    cp = cp * 64 + (c - 0x80)
-  end
-  if cp < min or cp > 0x10ffff or (cp >= 0xd800 and cp <= 0xdfff) or cp <= 0x9f then
-    return nil
-  end
-  return n
+  return utf8.length(s, i)
 end
 
 local function escape_all(s)
@@ -53,7 +38,7 @@ local function escape_all(s)
       out[#out + 1] = char(b)
       i = i + 1
     else
-      local n = utf8_length(s, i, b)
+      local n = printable_length(s, i, b)
       out[#out + 1] = n and s:sub(i, i + n - 1) or hex(b)
       i = i + (n or 1)
     end

@@ -61,7 +61,8 @@ function _M.cgroup_path(text)
 end
 
 -- The id of the cgroup at path (a clean absolute path), or false when
--- processes there are not measured.
+-- processes there are not measured. systemd's "\x2d" escapes read as "-",
+-- in a slice's units and in a path of unknown layout alike.
 function _M.from_path(path)
   if path == "/init" then
     return "/talos/init"
@@ -98,7 +99,10 @@ function _M.from_path(path)
   if lxc then
     return "/lxc/" .. lxc
   end
-  return #parts < 2 and "/" or path
+  if #parts < 2 then
+    return "/"
+  end
+  return (path:gsub("\\x2d", "-"))
 end
 
 -- The id of the process whose /proc/PID/cgroup is text, or false.

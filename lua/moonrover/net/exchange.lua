@@ -13,7 +13,7 @@ function _M.new(protocol)
     request_bytes = false, response_bytes = false, trace_id = false, trace_header = false,
     trace_value = false, error = false,
     pid = 0, tid = 0, comm = false, role = false, conn = 0, tls = false, ["local"] = false, remote = false,
-    container_id = false, duration_ns = false,
+    local_port = 0, remote_port = 0, container_id = false, duration_ns = false,
   }
 end
 
@@ -21,7 +21,8 @@ end
 -- tracer fills them in, and their slots stay in the table meanwhile.
 function _M.parsed(ex)
   ex.pid, ex.tid, ex.comm, ex.role, ex.conn, ex.tls = nil, nil, nil, nil, nil, nil
-  ex["local"], ex.remote, ex.container_id, ex.duration_ns = nil, nil, nil, nil
+  ex["local"], ex.remote, ex.local_port, ex.remote_port = nil, nil, nil, nil
+  ex.container_id, ex.duration_ns = nil, nil
   return ex
 end
 

@@ -13,11 +13,12 @@ function _M.names()
   return { unpack(ORDER) }
 end
 
--- The modules of the names given (default: all), or nil and why.
+-- The modules of the names given (default: all; "HTTP" is "http"), or nil
+-- and why.
 function _M.modules(names)
   local chosen = {}
   for i, name in ipairs(names or ORDER) do
-    local module = MODULES[name]
+    local module = MODULES[tostring(name):lower()]
     if not module then
       return nil, "unknown protocol '" .. tostring(name) .. "' (known: " .. table.concat(ORDER, ", ") .. ")"
     end

@@ -4,8 +4,9 @@
 -- hands over at most a given number of records per queue, so that a caller
 -- keeps its clock (ticks, its deadline, signals) under a load it cannot
 -- keep up with: the queues then fill and drop, and count it. The process
--- stream (forks, execs, exits) is read too, for a trace that follows a
--- process's children.
+-- stream (forks, execs, exits) is open only for a trace that follows a
+-- process's children (opened with pids).
+local bit = require("bit")
 local rt = require("moonrover.rt")
 
 local _M = {}
@@ -14,8 +15,9 @@ local mt = { __index = _M }
 local RUN_MAX = 4096
 local DRAIN_MAX = RUN_MAX
 
--- opts: pids (list, or nil for every process but this one), payload_bytes,
--- queue_bytes (the net stream's queue), max_connections. Returns the source (not started yet), or nil and why.
+-- opts: pids (list, or nil for every process but this one: then no process
+-- stream), payload_bytes, queue_bytes (the net stream's queue),
+-- max_connections. Returns the source (not started yet), or nil and why.
 function _M.open(opts)
   local ffi, lib = rt.ffi, rt.lib
   local o = ffi.new("struct mr_data_plane_opts")
@@ -24,7 +26,7 @@ function _M.open(opts)
   for i, pid in ipairs(pids) do
     pid_array[i - 1] = pid
   end
-  o.flags = lib.MR_DATA_PLANE_NET
+  o.flags = #pids > 0 and lib.MR_DATA_PLANE_NET or bit.bor(lib.MR_DATA_PLANE_NET, lib.MR_DATA_PLANE_NO_PROCESS)
   o.net_pids, o.net_npids = #pids > 0 and pid_array or nil, #pids
   o.net_payload_bytes = opts.payload_bytes or 0
   o.net_queue_bytes = opts.queue_bytes or 0
@@ -127,7 +129,7 @@ function _M:stats()
   lib.mr_data_plane_net_counters(self.d, c)
   out.kernel = {}
   for _, k in ipairs({ "data_records", "lost_data", "lost_events", "truncated", "unreadable", "conns_full",
-    "found_midstream" }) do
+    "found_midstream", "targets_full" }) do
     out.kernel[k] = tonumber(c[k])
   end
   return out

@@ -1,7 +1,9 @@
 -- trace_filter.lua - which exchanges `moonrover trace` prints: the filters
--- of its command line (--port, --comm, --status, --min-duration, --path),
--- each turned from text into a test, and one predicate that lets an
--- exchange through only when every filter given matches it. Pure.
+-- of its command line (--port, --status, --min-duration, --path), each
+-- turned from text into a test, and one predicate that lets an exchange
+-- through only when every filter given matches it. (--comm chooses the
+-- processes traced, net/trace_targets.lua: it is no filter of exchanges,
+-- whose comm is the thread's at accept or connect.) Pure.
 local _M = {}
 
 local MAX_PORT = 65535
@@ -60,19 +62,11 @@ function _M.status(text)
   end
 end
 
-local function port_of(addr)
-  return addr and tonumber(addr:match(":(%d+)$"))
-end
-
 local function tests_of(opts)
   local tests = {}
   if opts.port then
-    tests[#tests + 1] = function(ex)
-      return port_of(ex["local"]) == opts.port or port_of(ex.remote) == opts.port
-    end
-  end
-  if opts.comm then
-    tests[#tests + 1] = function(ex) return ex.comm == opts.comm end
+    local port = opts.port
+    tests[#tests + 1] = function(ex) return ex.local_port == port or ex.remote_port == port end
   end
   if opts.status then
     tests[#tests + 1] = function(ex) return (ex.status or 0) > 0 and opts.status(ex.status) end
@@ -86,7 +80,8 @@ local function tests_of(opts)
   return tests
 end
 
--- opts: port (number), comm (string), status (from _M.status),
+-- opts: port (number, matched against the exchange's local_port and
+-- remote_port, which the tracer keeps per connection), status (from _M.status),
 -- min_duration_ns, path (a prefix of the target), any of them absent.
 -- Returns function(ex) -> whether every filter given lets ex through.
 function _M.new(opts)

@@ -6,37 +6,42 @@
 local _M = {}
 local mt = { __index = _M }
 
--- write(text): where a flush's lines go, in one call.
+-- write(text): where a flush's lines go, in one call. The lines held and
+-- their start times are two arrays, so that holding one allocates nothing.
 function _M.new(write)
-  return setmetatable({ write = write, pending = {}, n = 0 }, mt)
+  return setmetatable({ write = write, starts = {}, lines = {}, n = 0 }, mt)
 end
 
 -- Holds line, which started at start_ns, until the next flush.
 function _M:add(start_ns, line)
-  self.n = self.n + 1
-  self.pending[self.n] = { start_ns, self.n, line }
+  local n = self.n + 1
+  self.n, self.starts[n], self.lines[n] = n, start_ns, line
 end
 
-local function earlier(a, b)
-  if a[1] ~= b[1] then
-    return a[1] < b[1]
-  end
-  return a[2] < b[2]
-end
-
--- Writes every line held, in time order.
+-- Writes every line held, in time order (ties in arrival order).
 function _M:flush()
-  if self.n == 0 then
+  local n, starts, lines = self.n, self.starts, self.lines
+  if n == 0 then
     return
   end
-  local pending = self.pending
-  table.sort(pending, earlier)
-  local lines = {}
-  for i = 1, self.n do
-    lines[i] = pending[i][3]
+  local order = {}
+  for i = 1, n do
+    order[i] = i
   end
-  self.pending, self.n = {}, 0
-  self.write(table.concat(lines))
+  table.sort(order, function(a, b)
+    if starts[a] ~= starts[b] then
+      return starts[a] < starts[b]
+    end
+    return a < b
+  end)
+  for i = 1, n do
+    order[i] = lines[order[i]]
+  end
+  for i = 1, n do
+    lines[i] = nil
+  end
+  self.n = 0
+  self.write(table.concat(order))
 end
 
 return _M

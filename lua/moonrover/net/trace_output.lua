@@ -3,8 +3,11 @@
 -- rewrite the terminal), or one JSON object per line, a stable contract:
 --   ts            RFC 3339 UTC with microseconds: when the request's first byte moved
 --   pid, tid      the traced process, and its thread that moved the exchange's last bytes
---   comm          the process's name
---   container_id  its container, as coroot's metrics name it (only when known)
+--   comm          the name of the thread that accepted or opened the connection
+--   container_id  its container, as coroot's metrics name it: "/" for a host
+--                 process, left out for a process that is not measured (a
+--                 runtime's helper such as conmon, a pod or slice parent) or
+--                 whose container is unknown (it exited before it was read)
 --   role          "server" or "client"
 --   local, remote "ip:port" ("[addr]:port" for IPv6)
 --   protocol      "http"
@@ -18,13 +21,15 @@
 -- A response whose request was not seen (a connection traced from the
 -- middle of an exchange) has no method, target, duration_ms nor
 -- request_bytes, and its ts is its response's first byte.
--- And the end-of-trace summary: exchanges by status, and the latency
--- percentiles per protocol and status class.
+-- And the end-of-trace summary: exchanges by status, and per protocol and
+-- status class how many, how many have a duration, and their percentiles.
 local json_text = require("moonrover.lib.json_text")
 local latency_histogram = require("moonrover.net.latency_histogram")
 local text_escape = require("moonrover.lib.text_escape")
 
 local _M = {}
+
+local floor = math.floor
 
 local JSON_KEYS = { "ts", "pid", "tid", "comm", "container_id", "role", "local", "remote", "protocol", "method",
   "target", "host", "status", "duration_ms", "request_bytes", "response_bytes", "tls", "trace_id", "error" }
@@ -108,46 +113,65 @@ function _M.tally()
   return { by_status = {}, latency = {} }
 end
 
--- An incomplete exchange counts by its error, whatever status it got.
-local function status_key(ex)
-  return ex.error or tostring(ex.status)
-end
+-- The latency rows: "2xx" and friends, or "error" for an incomplete
+-- exchange (or one whose status is outside 100..599), made once.
+local CLASSES = { "1xx", "2xx", "3xx", "4xx", "5xx" }
 
--- The latency rows: "2xx" and friends, or "error" for an incomplete exchange.
 local function status_class(ex)
-  if ex.error or not ex.status or ex.status <= 0 then
+  local status = ex.status
+  if ex.error or not status or status <= 0 then
     return "error"
   end
-  return math.floor(ex.status / 100) .. "xx"
+  return CLASSES[floor(status / 100)] or "error"
 end
 
 local function bump(t, key)
   t[key] = (t[key] or 0) + 1
 end
 
--- Counts one exchange into tally.
-function _M.count(tally, ex)
-  local by_proto = tally.by_status[ex.protocol] or {}
-  tally.by_status[ex.protocol] = by_proto
-  bump(by_proto, status_key(ex))
-  local key = ex.protocol .. " " .. status_class(ex)
-  local row = tally.latency[key]
-  if not row then
-    row = { exchanges = 0, histogram = latency_histogram.new() }
-    tally.latency[key] = row
+local function latency_row(tally, protocol, class)
+  local rows = tally.latency[protocol]
+  if not rows then
+    rows = {}
+    tally.latency[protocol] = rows
   end
+  local row = rows[class]
+  if not row then
+    row = { exchanges = 0, measured = 0, histogram = latency_histogram.new() }
+    rows[class] = row
+  end
+  return row
+end
+
+-- Counts one exchange into tally: by its status (an incomplete one by its
+-- error, whatever status it got), and into its latency row. Per exchange,
+-- so it builds no string.
+function _M.count(tally, ex)
+  local by_proto = tally.by_status[ex.protocol]
+  if not by_proto then
+    by_proto = {}
+    tally.by_status[ex.protocol] = by_proto
+  end
+  bump(by_proto, ex.error or ex.status or 0)
+  local row = latency_row(tally, ex.protocol, status_class(ex))
   row.exchanges = row.exchanges + 1
   if ex.duration_ns then
+    row.measured = row.measured + 1
     row.histogram:add(ex.duration_ns)
   end
 end
 
+local function by_text(a, b)
+  return tostring(a) < tostring(b)
+end
+
+-- The keys of t sorted; numbers (statuses) and strings (errors) as text.
 local function sorted_keys(t)
   local keys = {}
   for k in pairs(t) do
     keys[#keys + 1] = k
   end
-  table.sort(keys)
+  table.sort(keys, by_text)
   return keys
 end
 
@@ -155,7 +179,7 @@ local function status_lines(tally, lines)
   for _, proto in ipairs(sorted_keys(tally.by_status)) do
     local parts, n, counts = {}, 0, tally.by_status[proto]
     for _, status in ipairs(sorted_keys(counts)) do
-      parts[#parts + 1] = string.format("%s x%d", status, counts[status])
+      parts[#parts + 1] = string.format("%s x%d", tostring(status), counts[status])
       n = n + counts[status]
     end
     lines[#lines + 1] = string.format("  %s: %d exchange(s): %s", proto, n, table.concat(parts, ", "))
@@ -166,26 +190,36 @@ local function ms_text(ns)
   return ns and string.format("%.3f", ns / 1e6) or "-"
 end
 
--- count, then p50/p90/p99 in ms, per protocol and status class.
+-- Per protocol and status class: the exchanges, how many of them have a
+-- duration (a response whose request was not seen has none), then p50/p90/p99
+-- in ms of those measured.
 local function latency_lines(tally, lines)
-  lines[#lines + 1] = string.format("  %-12s %9s %10s %10s %10s", "latency", "count", "p50_ms", "p90_ms", "p99_ms")
-  for _, key in ipairs(sorted_keys(tally.latency)) do
-    local row = tally.latency[key]
-    local p = row.histogram:percentiles(PERCENTILES)
-    lines[#lines + 1] = string.format("  %-12s %9d %10s %10s %10s", key, row.exchanges, ms_text(p[1]), ms_text(p[2]),
-      ms_text(p[3]))
+  lines[#lines + 1] = string.format("  %-12s %9s %9s %10s %10s %10s", "latency", "count", "measured", "p50_ms",
+    "p90_ms", "p99_ms")
+  for _, proto in ipairs(sorted_keys(tally.latency)) do
+    local rows = tally.latency[proto]
+    for _, class in ipairs(sorted_keys(rows)) do
+      local row = rows[class]
+      local p = row.histogram:percentiles(PERCENTILES)
+      lines[#lines + 1] = string.format("  %-12s %9d %9d %10s %10s %10s", proto .. " " .. class, row.exchanges,
+        row.measured, ms_text(p[1]), ms_text(p[2]), ms_text(p[3]))
+    end
   end
 end
 
--- The summary: exchanges by protocol and status, their latencies, then
--- every drop by its reason (drops: a list of { reason, n }).
-function _M.summary(tally, seconds, drops)
+-- The summary: exchanges by protocol and status, their latencies, the notes
+-- (a list of lines, optional), then every drop by its reason (drops: a list
+-- of { reason, n }).
+function _M.summary(tally, seconds, drops, notes)
   local lines = { string.format("moonrover trace: %.1f s", seconds) }
   if next(tally.by_status) then
     status_lines(tally, lines)
     latency_lines(tally, lines)
   else
     lines[#lines + 1] = "  no exchange seen"
+  end
+  for _, note in ipairs(notes or {}) do
+    lines[#lines + 1] = "  " .. note
   end
   local lost = {}
   for _, d in ipairs(drops) do

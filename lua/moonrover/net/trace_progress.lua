@@ -1,6 +1,7 @@
 -- trace_progress.lua - what `moonrover trace` tells the person running it
--- while it runs: a status line of running totals (elapsed time, exchanges
--- printed, connections followed, records lost) rewritten about once a second
+-- while it runs: a status line of running totals (elapsed time, records
+-- lost first, so that a narrow line keeps them, exchanges printed,
+-- connections followed) rewritten about once a second
 -- on a terminal, and, terminal or not, one warning line as soon as records
 -- start being lost, rather than a figure in the summary at the end. Pure:
 -- the status line (lib/status_line.lua) and the figures are given.
@@ -33,8 +34,8 @@ function _M.lost(stats)
 end
 
 local function status_text(f)
-  return string.format("moonrover trace: %ds, %d exchange(s) printed, %d connection(s), %d record(s) lost",
-    math.floor(f.elapsed_s), f.printed, f.connections, f.lost)
+  return string.format("%ds  lost %d  %d printed  %d conns", math.floor(f.elapsed_s), f.lost, f.printed,
+    f.connections)
 end
 
 -- Called often (every tick): f = { elapsed_s, printed, connections, lost,

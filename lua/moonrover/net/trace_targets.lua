@@ -3,12 +3,18 @@
 -- /proc when the trace starts (nginx's workers, forked long before) and from
 -- the process stream's fork events later; a process that execs a program
 -- named NAME joins a --comm trace. Each one is added to the kernel's filter
--- as it is found and removed when it exits. Pure: the process table, the
--- filter and the liveness check are given.
+-- as it is found and removed when it has exited: at its exit event if it is
+-- gone by then (a leader thread's exit is reported while other threads of it
+-- may run), and at the sweep the caller makes every second, which finds the
+-- exits whose event was lost and pids given to another process since (a
+-- process is its pid and its start time). Pure: the process table, the
+-- filter and the start times are given.
 local _M = {}
 local mt = { __index = _M }
 
-local FORK, EXEC, EXIT = 3, 1, 2 -- enum mr_process_event_kind
+local C = require("moonrover.consts")
+
+local FORK, EXEC, EXIT = C.MR_PROCESS_FORK, C.MR_PROCESS_EXEC, C.MR_PROCESS_EXIT
 
 -- The pids of procs (a list of { pid, ppid, comm }) that descend from a pid
 -- for which chosen(proc) is true, or are one.
@@ -34,29 +40,38 @@ local function descendants(procs, chosen)
 end
 
 -- opts: comm (the process name of a --comm trace, or nil); set(pid, add)
--- -> true, or nil and why (the kernel's filter); alive(pid) -> boolean.
+-- -> true, or nil and why (the kernel's filter); start_of(pid) -> when the
+-- process started, or nil when there is none. total counts the processes
+-- followed over the trace, not_followed those the filter refused.
 function _M.new(opts)
-  return setmetatable({ opts = opts, followed = {}, count = 0, not_followed = 0 }, mt)
+  return setmetatable({ opts = opts, followed = {}, total = 0, not_followed = 0 }, mt)
 end
 
 local function add(self, pid)
   if self.followed[pid] then
     return
   end
+  local start = self.opts.start_of(pid)
+  if not start then
+    self.opts.set(pid, false)
+    return
+  end
   if not self.opts.set(pid, true) then
     self.not_followed = self.not_followed + 1
     return
   end
-  self.followed[pid] = true
-  self.count = self.count + 1
+  self.followed[pid] = start
+  self.total = self.total + 1
 end
 
 local function remove(self, pid)
-  if self.followed[pid] then
-    self.followed[pid] = nil
-    self.count = self.count - 1
-    self.opts.set(pid, false)
-  end
+  self.followed[pid] = nil
+  self.opts.set(pid, false)
+end
+
+-- Whether the process followed as pid is still the one that runs.
+local function running(self, pid)
+  return self.opts.start_of(pid) == self.followed[pid]
 end
 
 -- The processes to follow among procs (from /proc): those of opts.pids (a
@@ -91,21 +106,25 @@ function _M:on_process_event(e)
     add(self, pid)
   elseif kind == EXEC and self.opts.comm and e.comm == self.opts.comm then
     add(self, pid)
-  elseif kind == EXIT then
+  elseif kind == EXIT and self.followed[pid] and not running(self, pid) then
     remove(self, pid)
   end
 end
 
--- Whether every process followed has exited (an exit event can be lost:
--- each is checked).
-function _M:all_gone()
+-- Removes every process followed that has exited (its exit event lost, or
+-- seen while its other threads ran) or whose pid another process has now.
+function _M:sweep()
   for pid in pairs(self.followed) do
-    if self.opts.alive(pid) then
-      return false
+    if not running(self, pid) then
+      remove(self, pid)
     end
-    remove(self, pid)
   end
-  return true
+end
+
+-- Whether every process followed has exited, as far as the exit events and
+-- the last sweep tell.
+function _M:all_gone()
+  return next(self.followed) == nil
 end
 
 return _M

@@ -62,7 +62,9 @@ local DEFAULTS = { max_connections = 65536, idle_ns = 500e6, progress_ns = 5e9 }
 
 -- opts: protocols (list of protocol modules, tried in order), on_exchange(ex),
 -- on_conn_event(ev), set_verdict(conn_id, verdict) (optional),
--- container_id(pid) (optional), max_connections, idle_ns, progress_ns.
+-- container_id(pid) (optional), hide(pid) -> whether the connections of
+-- pid are left out (optional; stats().hidden counts them), max_connections,
+-- idle_ns, progress_ns.
 -- from: an earlier tracer's state().
 function _M.new(opts, from)
   -- Short loops inside long traces (chunked bodies, the parsers' slow
@@ -81,7 +83,7 @@ function _M.new(opts, from)
   from = from or {}
   self.conns = conn_table.new(self.max_connections, from.conns)
   self.watch = from.watch or {} -- ids of connections whose parser may have something pending
-  self.counts = from.counts or { exchanges = 0, gaps = 0, unclassified = 0, held_too_long = 0 }
+  self.counts = from.counts or { exchanges = 0, gaps = 0, unclassified = 0, held_too_long = 0, hidden = 0 }
   self.gone = from.gone or { ids = {}, count = 0 } -- evicted connections: the totals reported
   self.last_progress_ns = from.last_progress_ns or 0
   self.data_ns = from.data_ns or 0
@@ -100,7 +102,7 @@ end
 function _M:stats()
   local c = self.counts
   return { connections = self.conns.count, evicted = self.conns.evicted, exchanges = c.exchanges, gaps = c.gaps,
-    unclassified = c.unclassified, held_too_long = c.held_too_long }
+    unclassified = c.unclassified, held_too_long = c.held_too_long, hidden = c.hidden or 0 }
 end
 
 -- A record's process name: a char array, or a string when records are
@@ -137,10 +139,27 @@ local function container_of(self, pid)
   return nil
 end
 
+-- A connection whose process opts.hide(pid) says to leave out: its bytes
+-- are only counted from now on, and its exchanges are not handed on. Asked
+-- once per connection (and again if another process takes it over).
+local function hide_if(self, conn, pid)
+  local hidden = self.opts.hide(pid) and true or false
+  if hidden and not conn.hidden then
+    self.counts.hidden = (self.counts.hidden or 0) + 1
+    if self.opts.set_verdict then
+      self.opts.set_verdict(conn.id, NET_COUNT)
+    end
+  end
+  conn.hidden = hidden
+end
+
 local function set_pid(self, conn, pid, comm)
   if pid and pid > 0 and conn.pid ~= pid then
     conn.pid = pid
     conn.container_id = container_of(self, pid)
+    if self.opts.hide then
+      hide_if(self, conn, pid)
+    end
   end
   if comm and comm ~= "" then
     conn.comm = comm
@@ -153,12 +172,13 @@ local function deliver(self, conn, ex)
   ex.pid, ex.comm, ex.role, ex.conn, ex.tls = conn.pid, conn.comm, conn.role, conn.id, false
   ex.tid = conn.tid
   ex["local"], ex.remote, ex.container_id = conn.local_addr, conn.remote_addr, conn.container_id
+  ex.local_port, ex.remote_port = conn.local_port, conn.remote_port
   ex.duration_ns = nil
   if ex.request_start_ns and ex.response_end_ns then
     ex.duration_ns = ex.response_end_ns - ex.request_start_ns
   end
   self.counts.exchanges = self.counts.exchanges + 1
-  if self.opts.on_exchange then
+  if self.opts.on_exchange and not conn.hidden then
     self.opts.on_exchange(ex)
   end
 end
@@ -235,6 +255,7 @@ local function fill_from_event(self, conn, e, kind)
     conn.family = e.family
     conn.local_addr = address.format(e.local_addr, e.family, e.local_port)
     conn.remote_addr = address.format(e.remote_addr, e.family, e.remote_port)
+    conn.local_port, conn.remote_port = tonumber(e.local_port), tonumber(e.remote_port)
   end
   release_held(self, conn)
 end

@@ -5,6 +5,7 @@
 -- (no external resources) shows details on hover, zooms on click and
 -- searches by regular expression (Search control, Ctrl-F or "/").
 local folded = require("moonrover.profiling.writers.folded")
+local utf8_length = require("moonrover.lib.utf8").length
 
 local _M = {}
 
@@ -95,39 +96,13 @@ end
 
 -- Text --------------------------------------------------------------------
 
--- How many continuation bytes a UTF-8 lead byte needs, and the range
--- allowed for the first of them (which excludes overlongs and surrogates).
-local function first_cont_range(lead)
-  if lead >= 0xC2 and lead <= 0xDF then return 1, 0x80, 0xBF end
-  if lead == 0xE0 then return 2, 0xA0, 0xBF end
-  if lead == 0xED then return 2, 0x80, 0x9F end
-  if lead >= 0xE1 and lead <= 0xEF then return 2, 0x80, 0xBF end
-  if lead == 0xF0 then return 3, 0x90, 0xBF end
-  if lead >= 0xF1 and lead <= 0xF3 then return 3, 0x80, 0xBF end
-  if lead == 0xF4 then return 3, 0x80, 0x8F end
-  return nil
-end
-
--- Length of the valid UTF-8 sequence at i, or nil.
-local function utf8_len(s, i)
-  local n, lo, hi = first_cont_range(s:byte(i))
-  if not n then return nil end
-  local b = s:byte(i + 1)
-  if not b or b < lo or b > hi then return nil end
-  for j = i + 2, i + n do
-    b = s:byte(j)
-    if not b or b < 0x80 or b > 0xBF then return nil end
-  end
-  return n + 1
-end
-
 -- Replaces each byte that is not part of valid UTF-8 with '?'.
 local function valid_utf8(s)
   if not s:find("[\128-\255]") then return s end
   local out, i = {}, 1
   while i <= #s do
     local b = s:byte(i)
-    local n = b < 0x80 and 1 or utf8_len(s, i)
+    local n = b < 0x80 and 1 or utf8_length(s, i)
     out[#out + 1] = n and s:sub(i, i + n - 1) or "?"
     i = i + (n or 1)
   end
@@ -137,7 +112,7 @@ end
 -- Drops a partial UTF-8 sequence left at the end of s by a byte cut.
 local function trim_partial(s)
   local tail = s:match("[\192-\255][\128-\191]*$")
-  if tail and not utf8_len(tail, 1) then return s:sub(1, #s - #tail) end
+  if tail and not utf8_length(tail, 1) then return s:sub(1, #s - #tail) end
   return s
 end
 
