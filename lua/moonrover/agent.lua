@@ -3,6 +3,7 @@
 -- hot reloads. Each script runs in its own Lua state; this module links that
 -- state to the agent through the handle in package.loaded["moonrover.script_context"].
 -- The functions whose names start with "_" are the agent's entry points.
+local clock = require("moonrover.lib.clock")
 local config = require("moonrover.config")
 local list_batch = require("moonrover.net.list_batch")
 local rt = require("moonrover.rt")
@@ -310,9 +311,7 @@ function _M.set_memory_budget(mib)
 end
 
 -- Seconds on a monotonic clock (the clock of the events' ts_ns).
-function _M.now()
-  return tonumber(lib.mr_sys_monotonic_ns()) / 1e9
-end
+_M.now = clock.monotonic_s
 
 -- export(fn, refused): fn() returns the data (plain tables, strings,
 -- numbers, booleans) to hand to this script's next version at a hot reload.
@@ -403,7 +402,7 @@ start_network = function()
     state = handed_over().net,
   }, deliver_network)
   add_timer("every", NET_TICK_S, function()
-    network:tick(tonumber(lib.mr_sys_monotonic_ns()))
+    network:tick(clock.monotonic_ns())
   end, true)
 end
 

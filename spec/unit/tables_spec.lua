@@ -8,7 +8,11 @@ describe("tables.sorted_keys", function()
     assert.same({}, tables.sorted_keys({}))
   end)
 
+  it("sorts by the order given", function()
+    assert.same({ 3, 2, 1 }, tables.sorted_keys({ "x", "y", "z" }, function(a, b) return a > b end))
+  end)
+
   it("keeps only string keys when asked", function()
-    assert.same({ "k" }, tables.sorted_keys({ "x", k = true }, true))
+    assert.same({ "k" }, tables.sorted_string_keys({ "x", k = true }))
   end)
 end)

@@ -89,9 +89,7 @@ local FINAL_DRAIN_NS = 300e6 -- the most spent at the end on what was queued bef
 local SETTLE_NS = 50e6       -- at the end, the data plane moves what the kernel holds (every 10 ms)
 local END_NS = 1e9
 
-local function monotonic_ns()
-  return tonumber(rt.lib.mr_sys_monotonic_ns())
-end
+local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 
 -- Kernel (CLOCK_MONOTONIC) times to wall-clock times, from one reading of both.
 local function wall_clock()

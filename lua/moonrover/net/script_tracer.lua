@@ -8,6 +8,7 @@
 -- a connection from the same bytes.
 local rt = require("moonrover.rt")
 local container_id = require("moonrover.net.container_id")
+local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 local protocol_list = require("moonrover.net.protocol_list")
 local tracer = require("moonrover.net.tracer")
 
@@ -64,7 +65,7 @@ function _M.new(opts, deliver)
     protocols = protocol_list.modules(),
     set_verdict = opts.set_verdict,
     container_id = function(pid)
-      return (resolver:lookup(pid, tonumber(lib.mr_sys_monotonic_ns())))
+      return (resolver:lookup(pid, monotonic_ns()))
     end,
     on_exchange = function(ex)
       self:queue(ex.protocol, ex)

@@ -25,6 +25,7 @@
 -- status class how many, how many have a duration, and their percentiles.
 local json_text = require("moonrover.lib.json_text")
 local latency_histogram = require("moonrover.net.latency_histogram")
+local tables = require("moonrover.lib.tables")
 local text_escape = require("moonrover.lib.text_escape")
 
 local _M = {}
@@ -167,12 +168,7 @@ end
 
 -- The keys of t sorted; numbers (statuses) and strings (errors) as text.
 local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do
-    keys[#keys + 1] = k
-  end
-  table.sort(keys, by_text)
-  return keys
+  return tables.sorted_keys(t, by_text)
 end
 
 local function status_lines(tally, lines)

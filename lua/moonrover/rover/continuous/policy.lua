@@ -82,9 +82,7 @@ local function read_item(name, item, registry, compile, where)
   return out
 end
 
-local function sorted_keys(t)
-  return tables.sorted_keys(t, true)
-end
+local sorted_keys = tables.sorted_string_keys
 
 -- The policies of one service from its Profiling object (target -> check
 -- type -> item): a list of { target, items }, and the problems found.
