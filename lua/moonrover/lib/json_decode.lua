@@ -84,6 +84,19 @@ local function number_at(s, i)
   return n, i + #text
 end
 
+-- After an item of an array or object ending at the byte close: true and the
+-- index past close, or false and the index of the next item (past a comma).
+local function after_item(s, i, close, expected)
+  i = skip(s, i)
+  local c = byte(s, i)
+  if c == close then
+    return true, i + 1
+  elseif c ~= 44 then
+    fail(i, expected)
+  end
+  return false, skip(s, i + 1)
+end
+
 local function array_at(s, i, depth)
   local out, n = {}, 0
   i = skip(s, i + 1)
@@ -91,18 +104,14 @@ local function array_at(s, i, depth)
     return out, i + 1
   end
   while true do
-    local v
+    local v, closed
     v, i = value(s, i, depth)
     n = n + 1
     out[n] = v
-    i = skip(s, i)
-    local c = byte(s, i)
-    if c == 93 then
-      return out, i + 1
-    elseif c ~= 44 then
-      fail(i, "expected ',' or ']'")
+    closed, i = after_item(s, i, 93, "expected ',' or ']'")
+    if closed then
+      return out, i
     end
-    i = skip(s, i + 1)
   end
 end
 
@@ -122,15 +131,12 @@ local function object_at(s, i, depth)
     if byte(s, i) ~= 58 then
       fail(i, "expected ':'")
     end
+    local closed
     out[k], i = value(s, skip(s, i + 1), depth)
-    i = skip(s, i)
-    local c = byte(s, i)
-    if c == 125 then
-      return out, i + 1
-    elseif c ~= 44 then
-      fail(i, "expected ',' or '}'")
+    closed, i = after_item(s, i, 125, "expected ',' or '}'")
+    if closed then
+      return out, i
     end
-    i = skip(s, i + 1)
   end
 end
 

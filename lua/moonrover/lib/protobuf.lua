@@ -127,11 +127,17 @@ local function encode_field(out, f, v, registry)
   encode_scalar(out, f.type, v, registry, f.type_name)
 end
 
-encode_message = function(registry, type_name, msg)
+-- The descriptor of the message type; raises an error for an unknown one.
+local function descriptor(registry, type_name)
   local desc = registry[type_name]
   if not desc then
     error("unknown message type " .. tostring(type_name), 0)
   end
+  return desc
+end
+
+encode_message = function(registry, type_name, msg)
+  local desc = descriptor(registry, type_name)
   if type(msg) ~= "table" then
     error(type_name .. ": a message must be a table", 0)
   end
@@ -288,10 +294,7 @@ local function store(msg, f, v)
 end
 
 decode_message = function(registry, type_name, s)
-  local desc = registry[type_name]
-  if not desc then
-    error("unknown message type " .. tostring(type_name), 0)
-  end
+  local desc = descriptor(registry, type_name)
   local msg, pos = {}, 1
   while pos <= #s do
     local key
