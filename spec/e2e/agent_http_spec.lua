@@ -15,30 +15,19 @@ local CAP = 64         -- the default connection cap
 local LOG_BYTES = 8192 -- far more than its few lines; a flood of accept errors is megabytes
 
 describe("the agent's HTTP endpoint under a slowloris flood (end to end)", function()
-  local dir, agent, client
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    os.execute("mkdir " .. dir .. "/scripts")
-  end)
-
-  after_each(function()
-    if client then
+  local client
+  local env = agent_run.each_test(before_each, after_each, {
+    tear_down = function()
       e2e.kill(client)
       client = nil
-    end
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    e2e.rmdir(dir)
-  end)
+    end,
+  })
 
   it("keeps its cap, answers /healthz, logs little and handles SIGHUP", function()
-    agent = agent_run.start(dir, dir .. "/scripts")
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
     assert.same(0, (e2e.run("prlimit --pid " .. agent.pid .. " --nofile=" .. FD_LIMIT .. ":" .. FD_LIMIT)))
-    local st_file = dir .. "/slowloris.status"
+    local st_file = env.dir .. "/slowloris.status"
     local p = io.popen(string.format("/usr/bin/python3 %s 127.0.0.1 %d %d --reopen --interval 0.5 --status %s " ..
       "--duration 120 >/dev/null 2>&1 & echo $!", e2e.quote(SLOWLORIS), agent.port, CLIENTS, e2e.quote(st_file)))
     client = tonumber(p:read("*l"))
