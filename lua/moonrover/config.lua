@@ -300,28 +300,16 @@ local function typed(cfg, key, default, what, convert)
   return value
 end
 
-function _M.get_string(cfg, key, default)
-  local text, err = scalar(cfg, key)
-  if err then
-    return nil, err
-  elseif text == nil then
-    return default
-  end
+local function identity(text)
   return text
 end
 
+function _M.get_string(cfg, key, default)
+  return typed(cfg, key, default, "a string", identity)
+end
+
 function _M.get_bool(cfg, key, default)
-  local text, err = scalar(cfg, key)
-  if err then
-    return nil, err
-  elseif text == nil then
-    return default
-  end
-  local value = values.bool(text)
-  if value == nil then
-    return bad_value(key, text, "a boolean")
-  end
-  return value
+  return typed(cfg, key, default, "a boolean", values.bool)
 end
 
 function _M.get_int(cfg, key, default)

@@ -33,28 +33,24 @@ local template = require("moonrover.rover.template")
 
 local _M = {}
 
-local function map(fields, opts)
-  local node = { type = "map", fields = fields }
+-- node's fields, then opts' (a key's limits and flags)
+local function with_opts(node, opts)
   for k, v in pairs(opts or {}) do
     node[k] = v
   end
   return node
+end
+
+local function map(fields, opts)
+  return with_opts({ type = "map", fields = fields }, opts)
 end
 
 local function list(item, opts)
-  local node = { type = "list", item = item }
-  for k, v in pairs(opts or {}) do
-    node[k] = v
-  end
-  return node
+  return with_opts({ type = "list", item = item }, opts)
 end
 
 local function scalar(kind, default, opts)
-  local node = { type = kind, default = default }
-  for k, v in pairs(opts or {}) do
-    node[k] = v
-  end
-  return node
+  return with_opts({ type = kind, default = default }, opts)
 end
 
 local function str(default, opts) return scalar("string", default, opts) end

@@ -7,6 +7,7 @@
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
 local servers = require("support.servers")
+local traced_services = require("support.traced_services")
 local write = require("support.files").write
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
@@ -81,51 +82,35 @@ local function report(agent, names)
 end
 
 describe("the network tracer in moonrover agent: coroot's series (end to end)", function()
-  local dir, agent, server, client, nginx
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    os.execute("mkdir -m 755 " .. dir .. "/scripts")
-    server = servers.service(dir, "server")
-    client = servers.service(dir, "client")
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    server:remove()
-    client:remove()
-    e2e.rmdir(dir)
-  end)
+  local env = traced_services.each_test(before_each, after_each)
+  local nginx
 
   it("counts nginx's requests and curl's, on keep-alive and fresh connections, exactly", function()
-    agent = agent_run.start(dir, dir .. "/scripts", AGENT_OPTIONS)
+    local agent = env:start(AGENT_OPTIONS)
     assert.is_truthy(agent.port, agent:log_text())
-    nginx = servers.nginx(server, dir, NGINX_LOCATIONS)
+    nginx = servers.nginx(env.server, env.dir, NGINX_LOCATIONS)
     local dst = "127.0.0.1:" .. nginx.port
-    local listen = "container_net_tcp_listen_info" .. labels({ container_id = server.id, listen_addr = dst,
+    local listen = "container_net_tcp_listen_info" .. labels({ container_id = env.server.id, listen_addr = dst,
       proxy = "" })
     assert.is_truthy(agent_run.wait_for(function() return agent:metric(listen) == 1 end, WAIT_S),
-      report(agent, { server.id }))
+      report(agent, { env.server.id }))
 
     -- One connection with 6 requests (the 500 last: nginx closes the
     -- connection after it), then two connections with one each.
     local curls = {
-      held_curl(client, dir, nginx.port, { "/ok", "/missing", "/ok", "/missing", "/ok", "/fail" }),
-      held_curl(client, dir, nginx.port, { "/ok" }),
-      held_curl(client, dir, nginx.port, { "/missing" }),
+      held_curl(env.client, env.dir, nginx.port, { "/ok", "/missing", "/ok", "/missing", "/ok", "/fail" }),
+      held_curl(env.client, env.dir, nginx.port, { "/ok" }),
+      held_curl(env.client, env.dir, nginx.port, { "/missing" }),
     }
     local sent = { ["2xx"] = 4, ["4xx"] = 3, ["5xx"] = 1 }
     local inbound, outbound = {}, {}
     for status in pairs(sent) do
-      inbound[status] = "container_http_inbound_requests_total" .. labels({ container_id = server.id,
+      inbound[status] = "container_http_inbound_requests_total" .. labels({ container_id = env.server.id,
         status = status })
-      outbound[status] = "container_http_requests_total" .. labels({ container_id = client.id, destination = dst,
+      outbound[status] = "container_http_requests_total" .. labels({ container_id = env.client.id, destination = dst,
         actual_destination = dst, status = status })
     end
-    local conn_labels = labels({ container_id = client.id, destination = dst, actual_destination = dst })
+    local conn_labels = labels({ container_id = env.client.id, destination = dst, actual_destination = dst })
     local active = "container_net_tcp_active_connections" .. conn_labels
     local counted = agent_run.wait_for(function()
       for status, n in pairs(sent) do
@@ -137,16 +122,16 @@ describe("the network tracer in moonrover agent: coroot's series (end to end)", 
     end, WAIT_S)
     local answers = { curls[1].release(), curls[2].release(), curls[3].release() }
     assert.same({ "200 0 1\n404 0 0\n200 0 0\n404 0 0\n200 0 0\n500 0 0\n", "200 0 1\n", "404 0 1\n" }, answers)
-    assert.is_truthy(counted, report(agent, { server.id, client.id }))
+    assert.is_truthy(counted, report(agent, { env.server.id, env.client.id }))
     assert.is_truthy(agent_run.wait_for(function() return agent:metric(active) == 0 end, WAIT_S),
-      report(agent, { client.id }))
+      report(agent, { env.client.id }))
 
     assert.equal(3, agent:metric("container_net_tcp_successful_connects_total" .. conn_labels))
     assert.is_true(agent:metric("container_net_tcp_bytes_sent_total" .. conn_labels) > 0)
     assert.is_true(agent:metric("container_net_tcp_bytes_received_total" .. conn_labels) > 0)
     assert.equal(8, agent:metric("container_http_requests_duration_seconds_total_count" .. conn_labels))
     assert.equal(8, agent:metric("container_http_inbound_requests_duration_seconds_total_count" ..
-      labels({ container_id = server.id })))
+      labels({ container_id = env.server.id })))
     assert.equal(0, agent:metric("moonrover_net_metrics_series_dropped_total"))
     -- the agent's own counts (the machine's other traffic is traced too:
     -- at least what this case sent), published once a second
@@ -156,22 +141,22 @@ describe("the network tracer in moonrover agent: coroot's series (end to end)", 
     assert.is_true(agent:metric("moonrover_net_records_total") >= 32)
     assert.is_not_nil(agent:metric('moonrover_net_connections{script="network"}'))
 
-    server:stop(nginx.pid)
+    env.server:stop(nginx.pid)
     assert.is_truthy(agent_run.wait_for(function() return agent:metric(listen) == 0 end, WAIT_S),
-      report(agent, { server.id }))
+      report(agent, { env.server.id }))
   end)
 
   it("counts a connect to a closed port as one failed connect", function()
-    agent = agent_run.start(dir, dir .. "/scripts", AGENT_OPTIONS)
+    local agent = env:start(AGENT_OPTIONS)
     assert.is_truthy(agent.port, agent:log_text())
     local port = servers.free_port()
-    local curl = held_curl(client, dir, port, { "/" })
-    local failed = "container_net_tcp_failed_connects_total" .. labels({ container_id = client.id,
+    local curl = held_curl(env.client, env.dir, port, { "/" })
+    local failed = "container_net_tcp_failed_connects_total" .. labels({ container_id = env.client.id,
       destination = "127.0.0.1:" .. port })
     assert.is_truthy(agent_run.wait_for(function() return agent:metric(failed) == 1 end, WAIT_S),
-      report(agent, { client.id }))
+      report(agent, { env.client.id }))
     assert.same("000 7 0\n", curl.release()) -- 7: could not connect
-    assert.is_nil(agent:metric("container_net_tcp_successful_connects_total" .. labels({ container_id = client.id,
+    assert.is_nil(agent:metric("container_net_tcp_successful_connects_total" .. labels({ container_id = env.client.id,
       destination = "127.0.0.1:" .. port, actual_destination = "127.0.0.1:" .. port })))
   end)
 end)

@@ -8,6 +8,7 @@
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
 local servers = require("support.servers")
+local traced_services = require("support.traced_services")
 local write = require("support.files").write
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
@@ -80,30 +81,12 @@ local function lines_of(path, prefix)
 end
 
 describe("hot reloads under the network tracer (end to end)", function()
-  local dir, scripts, agent, server, client
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    scripts = dir .. "/scripts"
-    os.execute("mkdir -m 755 " .. scripts)
-    server = servers.service(dir, "server")
-    client = servers.service(dir, "client")
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    server:remove()
-    client:remove()
-    e2e.rmdir(dir)
-  end)
+  local env = traced_services.each_test(before_each, after_each)
 
   it("hands connections and parsers over: counts exact, no mis-pairing, an answer in flight counted once", function()
-    local http = servers.http_server(server, dir, { "/a=200", "/b=404", "/slow=200:1" })
-    write(scripts .. "/counter.lua", SCRIPT:format(http.port))
-    agent = agent_run.start(dir, scripts, AGENT_OPTIONS)
+    local http = servers.http_server(env.server, env.dir, { "/a=200", "/b=404", "/slow=200:1" })
+    write(env.scripts .. "/counter.lua", SCRIPT:format(http.port))
+    local agent = env:start(AGENT_OPTIONS)
     assert.is_truthy(agent.port, agent:log_text())
     local generation = 1
     local function reload()
@@ -115,27 +98,28 @@ describe("hot reloads under the network tracer (end to end)", function()
     end
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_generation") == 1 end), agent:log_text())
 
+    local progress, client_out = env.dir .. "/progress", env.dir .. "/client.out"
     local words = { servers.PYTHON, e2e.quote(servers.SUPPORT .. "/http_client.py"), http.port,
-      e2e.quote(dir .. "/progress"), "--pause", PAUSE_S }
+      e2e.quote(progress), "--pause", PAUSE_S }
     for _ = 1, PAIRS do
       words[#words + 1] = "/a /b"
     end
     words[#words + 1] = "/slow"
-    local exit_file = dir .. "/client.exit"
-    local pid = client:start("sh -c " .. e2e.quote(table.concat(words, " ") .. "; echo $? >" .. e2e.quote(exit_file)),
-      dir .. "/client.out")
+    local exit_file = env.dir .. "/client.exit"
+    local command = table.concat(words, " ") .. "; echo $? >" .. e2e.quote(exit_file)
+    local pid = env.client:start("sh -c " .. e2e.quote(command), client_out)
     assert.is_truthy(pid)
     for _, at in ipairs(RELOAD_AT) do
-      assert.is_truthy(agent_run.wait_for(function() return lines_of(dir .. "/progress", "done ") >= at end, WAIT_S),
-        e2e.read_all(dir .. "/client.out"))
+      assert.is_truthy(agent_run.wait_for(function() return lines_of(progress, "done ") >= at end, WAIT_S),
+        e2e.read_all(client_out))
       reload()
     end
     -- The last request waits a second for its answer: reload meanwhile.
-    assert.is_truthy(agent_run.wait_for(function() return lines_of(dir .. "/progress", "sent ") == 2 * PAIRS + 1 end,
-      WAIT_S), e2e.read_all(dir .. "/client.out"))
+    assert.is_truthy(agent_run.wait_for(function() return lines_of(progress, "sent ") == 2 * PAIRS + 1 end,
+      WAIT_S), e2e.read_all(client_out))
     reload()
     assert.is_truthy(agent_run.wait_for(function() return e2e.read_all(exit_file) end, WAIT_S))
-    assert.equal("0\n", e2e.read_all(exit_file), e2e.read_all(dir .. "/client.out"))
+    assert.equal("0\n", e2e.read_all(exit_file), e2e.read_all(client_out))
 
     local want = {
       ["client /a 200 true"] = PAIRS, ["client /b 404 true"] = PAIRS, ["client /slow 200 true"] = 1,

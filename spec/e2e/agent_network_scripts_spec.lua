@@ -7,6 +7,7 @@
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
 local servers = require("support.servers")
+local traced_services = require("support.traced_services")
 local write = require("support.files").write
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
@@ -58,37 +59,20 @@ end)
 local count = agent_run.count
 
 describe("user scripts on the network tracer's http stream (end to end)", function()
-  local dir, scripts, agent, server, client
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    scripts = agent_run.scripts_dir(dir)
-    server = servers.service(dir, "server")
-    client = servers.service(dir, "client")
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    server:remove()
-    client:remove()
-    e2e.rmdir(dir)
-  end)
+  local env = traced_services.each_test(before_each, after_each)
 
   it("runs the examples of docs/lua-api.md: 5xx answers counted by path, slow requests logged", function()
-    write(scripts .. "/server_errors.lua", SERVER_ERRORS)
-    write(scripts .. "/slow_requests.lua", SLOW_REQUESTS)
-    agent = agent_run.start(dir, scripts, AGENT_OPTIONS)
+    write(env.scripts .. "/server_errors.lua", SERVER_ERRORS)
+    write(env.scripts .. "/slow_requests.lua", SLOW_REQUESTS)
+    local agent = env:start(AGENT_OPTIONS)
     assert.is_truthy(agent.port, agent:log_text())
     -- Paths of this case alone: other specs' traffic goes through the scripts too.
-    local u = dir:match("[^.]+$")
+    local u = env.dir:match("[^.]+$")
     local slow, unavailable, fine = "/slow-" .. u, "/unavailable-" .. u, "/fine-" .. u
-    local http = servers.http_server(server, dir, { slow .. "=200:1.2", unavailable .. "=503", fine .. "=200" })
+    local http = servers.http_server(env.server, env.dir, { slow .. "=200:1.2", unavailable .. "=503", fine .. "=200" })
 
-    local progress = dir .. "/progress"
-    local code, _, err = client:run(table.concat({ servers.PYTHON, e2e.quote(servers.SUPPORT .. "/http_client.py"),
+    local progress = env.dir .. "/progress"
+    local code, _, err = env.client:run(table.concat({ servers.PYTHON, e2e.quote(servers.SUPPORT .. "/http_client.py"),
       http.port, e2e.quote(progress), fine, unavailable, slow, unavailable, fine, unavailable }, " "))
     assert.equal(0, code, err)
     assert.equal(3, count(e2e.read_all(progress), " 503\n"))
@@ -116,10 +100,10 @@ describe("user scripts on the network tracer's http stream (end to end)", functi
   end)
 
   it("leaves none of a refused new script's series on /metrics", function()
-    agent = agent_run.start(dir, scripts, AGENT_OPTIONS)
+    local agent = env:start(AGENT_OPTIONS)
     assert.is_truthy(agent.port, agent:log_text())
     -- its canary makes the tracer's series, then fails
-    write(scripts .. "/refused.lua", [[
+    write(env.scripts .. "/refused.lua", [[
 local agent = require("moonrover.agent")
 agent.on("http", function() end)
 agent.counter("spec_refused_total", "never kept"):inc()
@@ -135,7 +119,7 @@ error("refused on purpose")
     assert.is_nil(metrics:find("spec_refused_total", 1, true), metrics)
     assert.same(1, agent:metric('moonrover_lua_canary_failures_total{script="refused"}'))
     -- the same series, made again by a version that is kept, count as before
-    write(scripts .. "/refused.lua", "local agent = require('moonrover.agent')\nagent.on('http', function() end)\n")
+    write(env.scripts .. "/refused.lua", "local agent = require('moonrover.agent')\nagent.on('http', function() end)\n")
     code, out, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
     assert.same(0, code, out .. err)
     assert.is_truthy(agent_run.wait_for(function()
@@ -144,17 +128,17 @@ error("refused on purpose")
   end)
 
   it("with --network off, runs no network script and refuses the http stream in one line", function()
-    write(scripts .. "/server_errors.lua", SERVER_ERRORS)
-    write(scripts .. "/ticker.lua", [[
+    write(env.scripts .. "/server_errors.lua", SERVER_ERRORS)
+    write(env.scripts .. "/ticker.lua", [[
 local agent = require("moonrover.agent")
 local ticks = agent.counter("spec_ticks_total", "")
 agent.every(0.05, function() ticks:inc() end)
 ]])
-    agent = agent_run.start(dir, scripts, "--network off")
+    local agent = env:start("--network off")
     assert.is_truthy(agent.port, agent:log_text())
     local reason = "the network tracer is not running (agent --network off, or the kernel cannot: the agent's log " ..
       "says why)"
-    local line = "script not started: " .. scripts .. "/server_errors.lua:6: " .. reason .. "\n"
+    local line = "script not started: " .. env.scripts .. "/server_errors.lua:6: " .. reason .. "\n"
     assert.is_truthy(agent_run.wait_for(function() return (agent:metric("spec_ticks_total") or 0) > 0 end),
       agent:log_text())
     assert.equal(1, count(agent:log_text(), line), agent:log_text())
@@ -162,8 +146,8 @@ agent.every(0.05, function() ticks:inc() end)
 
     local health = agent:get("/healthz")
     assert.matches("scripts: 2 active, 1 disabled", health, 1, true)
-    assert.matches("\n  server_errors: disabled: " .. scripts .. "/server_errors.lua:6: " .. reason .. "\n", health, 1,
-      true)
+    assert.matches("\n  server_errors: disabled: " .. env.scripts .. "/server_errors.lua:6: " .. reason .. "\n",
+      health, 1, true)
     assert.is_nil(health:find("\n  network:", 1, true), health)
     local metrics = agent:get("/metrics")
     assert.is_nil(metrics:find('script="network"', 1, true))

@@ -37,30 +37,19 @@ end
 local count = agent_run.count
 
 describe("moonrover agent watching processes (end to end)", function()
-  local dir, scripts, agent, busy
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    scripts = agent_run.scripts_dir(dir)
-    busy = busy_loop()
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    e2e.kill(busy)
-    e2e.rmdir(dir)
-  end)
+  local busy
+  local env = agent_run.each_test(before_each, after_each, {
+    set_up = function() busy = busy_loop() end,
+    tear_down = function() e2e.kill(busy) end,
+  })
 
   it("runs every example of the Processes and Windows sections of docs/lua-api.md", function()
     local examples = doc_examples()
     assert.equal(8, #examples, "examples found in docs/lua-api.md")
     for i, text in ipairs(examples) do
-      write(string.format("%s/example_%d.lua", scripts, i), text)
+      write(string.format("%s/example_%d.lua", env.scripts, i), text)
     end
-    agent = agent_run.start(dir, scripts)
+    local agent = env:start()
     -- The 10-second examples have logged what they always log.
     local logged = agent_run.wait_for(function()
       local log = agent:log_text()
@@ -86,7 +75,7 @@ describe("moonrover agent watching processes (end to end)", function()
   end)
 
   it("lets a user script watch a busy process with a window and act on it once", function()
-    write(scripts .. "/watch_busy.lua", string.format([[
+    write(env.scripts .. "/watch_busy.lua", string.format([[
 local agent = require("moonrover.agent")
 local processes = require("moonrover.processes")
 local windows = require("moonrover.windows")
@@ -115,7 +104,7 @@ agent.every(1, function()
   end
 end)
 ]], busy))
-    agent = agent_run.start(dir, scripts)
+    local agent = env:start()
     local fired = agent_run.wait_for(function() return agent:log_text():find("busy " .. busy .. " (sh)", 1, true) end,
       WAIT_S)
     assert.truthy(fired, agent:log_tail())

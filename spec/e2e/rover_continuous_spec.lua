@@ -46,17 +46,6 @@ profiling:
 
 local literal = rover_run.literal
 
-local function data_of(stub, task_id)
-  local out, current = {}, nil
-  for _, r in ipairs(stub:records("collectProfilingData")) do
-    current = r.message.task or current
-    if current and current.taskId == task_id then
-      out[#out + 1] = r
-    end
-  end
-  return out
-end
-
 -- The example of docs/lua-api.md's "HTTP series" section.
 local function lua_api_example()
   local example = lua_api_doc.examples("## HTTP series:")[1]
@@ -134,7 +123,7 @@ describe("Rover drop-in continuous profiling (end to end, stand-in OAP)", functi
     assert.same(50, r.causes[1].singleValue.threshold)
     assert.is_true(r.causes[1].singleValue.current >= 50)
     local task_id = reports[1].taskId
-    await("data of the continuous task " .. task_id, 2 + CHECK_S, function() return #data_of(stub, task_id) > 0 end)
+    await("data of the continuous task " .. task_id, 2 + CHECK_S, function() return #stub:task_data(task_id) > 0 end)
     local cpu = stub:meters("rover_con_p_process_cpu")
     assert.is_true(#cpu > 0)
     assert.same({ "spec-busy", "cpu_ratio", "OS_LINUX" }, { cpu[1].service, cpu[1].labels.process_name,

@@ -77,19 +77,6 @@ local function oap_process_id(service, instance, process)
     process))
 end
 
-local function data_of(stub, task_id)
-  local out, current = {}, nil
-  for _, r in ipairs(stub:records("collectProfilingData")) do
-    if r.message.task then
-      current = r.message.task
-    end
-    if current and current.taskId == task_id then
-      out[#out + 1] = { record = r, task = current }
-    end
-  end
-  return out
-end
-
 describe("Rover drop-in (end to end, stand-in OAP)", function()
   local dir, stub, agent, workload, idle
 
@@ -138,7 +125,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
 
   local function await_data(task_id, due)
     return await("data of task " .. task_id, due or TASK_DATA_S, function()
-      local data = data_of(stub, task_id)
+      local data = stub:task_data(task_id)
       return #data > 0 and data
     end)
   end
@@ -211,7 +198,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     await("2 collectProfilingData messages", TASK_DATA_S + FLUSH_S,
       function() return #stub:records("collectProfilingData") >= 2 end)
     local switches, nanos, nap = 0, 0, false
-    for _, d in ipairs(data_of(stub, "spec-off-cpu")) do
+    for _, d in ipairs(stub:task_data("spec-off-cpu")) do
       local off = d.record.message.offCPU
       assert.is_truthy(off, "every message carries offCPU")
       switches = switches + off.switchCount
@@ -240,7 +227,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     local past = started + (first_s + 2) * 1000
     local later = await("data of spec-extend past its first " .. first_s .. " s",
       (past - clock.now_ms()) / 1000 + FLUSH_S, function()
-        for _, d in ipairs(data_of(stub, "spec-extend")) do
+        for _, d in ipairs(stub:task_data("spec-extend")) do
           if tonumber(d.task.currentTime) > past then
             return d
           end
@@ -258,7 +245,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     stub:write_tasks({ task({ taskId = "spec-first" }), second_task })
     local second = await_data("spec-second")
     assert.matches("task spec%-first %(ON_CPU%) replaced by task spec%-second", agent:log_text())
-    local first = data_of(stub, "spec-first")
+    local first = stub:task_data("spec-first")
     assert.is_true(first[1].record.time <= second[1].record.time)
   end)
 
@@ -284,7 +271,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     local back = clock.now_ms()
     stub = assert(oap.start({ dir = dir, port = port }))
     await("data of spec-outage sent after OAP came back", RECONNECT_S + FLUSH_S, function()
-      for _, d in ipairs(data_of(stub, "spec-outage")) do
+      for _, d in ipairs(stub:task_data("spec-outage")) do
         if d.record.time >= back then
           return true
         end
@@ -326,7 +313,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     end
     local function sent()
       local n = 0
-      for _, d in ipairs(data_of(stub, "spec-count")) do
+      for _, d in ipairs(stub:task_data("spec-count")) do
         n = n + d.record.message.onCPU.dumpCount
       end
       return n
@@ -370,7 +357,7 @@ return _M
     local stopped_at = clock.now_ms()
     assert.same(0, agent:stop())
     agent = nil
-    local last = data_of(stub, "spec-stop")
+    local last = stub:task_data("spec-stop")
     assert.is_true(last[#last].record.time >= stopped_at, "a flush should follow the stop signal")
   end)
 
@@ -385,13 +372,13 @@ return _M
     -- the tasks again from its start.
     local after_s = 1.5
     await("data of spec-reload sent after the reload", after_s + FIRST_QUERY_S + TASK_DATA_S, function()
-      for _, d in ipairs(data_of(stub, "spec-reload")) do
+      for _, d in ipairs(stub:task_data("spec-reload")) do
         if d.record.time > reloaded + after_s * 1000 then
           return true
         end
       end
     end)
-    for _, d in ipairs(data_of(stub, "spec-reload")) do
+    for _, d in ipairs(stub:task_data("spec-reload")) do
       assert.same(started, tonumber(d.task.profilingStartTime))
     end
     local first_id = stub:records("queryTasks")[1].message.roverInstanceId

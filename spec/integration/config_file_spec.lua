@@ -25,17 +25,18 @@ local function lines_of(text)
   return out
 end
 
+-- Every case works in a directory of its own.
+local dir
+
+before_each(function()
+  dir = e2e.tmpdir()
+end)
+
+after_each(function()
+  e2e.rmdir(dir)
+end)
+
 describe("reading the --config file", function()
-  local dir
-
-  before_each(function()
-    dir = e2e.tmpdir()
-  end)
-
-  after_each(function()
-    e2e.rmdir(dir)
-  end)
-
   it("reads a regular file, and one behind a symbolic link", function()
     write(dir .. "/rover.yaml", "core:\n  cluster_name: c\n")
     os.execute("ln -s rover.yaml " .. dir .. "/link.yaml")
@@ -79,16 +80,6 @@ describe("reading the --config file", function()
 end)
 
 describe("moonrover start with a bad --config file", function()
-  local dir
-
-  before_each(function()
-    dir = e2e.tmpdir()
-  end)
-
-  after_each(function()
-    e2e.rmdir(dir)
-  end)
-
   -- The stderr lines of a start refused with exit 1, once each checked for
   -- what must never be in them.
   local function refused(text)

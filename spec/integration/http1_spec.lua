@@ -9,6 +9,7 @@ local ffi = require("ffi")
 local http1 = require("moonrover.net.protocols.http1")
 local capture = require("fixtures.http1.capture")
 local serialize = require("moonrover.lib.serialize")
+local tables = require("support.tables")
 
 local u8p = ffi.typeof("const uint8_t *")
 local CAP = C.MR_NET_PAYLOAD_DEFAULT
@@ -32,6 +33,23 @@ local function collector()
   return out, function(ex)
     out[#out + 1] = ex
   end
+end
+
+-- Feeds records to a new state as the tracer would, copying at most cap bytes
+-- of each (all when cap is nil), but for record number lost, which becomes a
+-- gap; returns the state, the exchanges and their emit function.
+local function replay_losing(records, lost, cap)
+  local state = http1.new_state()
+  local out, emit = collector()
+  for k, rec in ipairs(records) do
+    if k == lost then
+      http1.on_gap(state, false)
+    else
+      local copied = math.min(cap or #rec.data, #rec.data)
+      http1.on_data(state, rec.is_request, ffi.cast(u8p, rec.data), copied, #rec.data, rec.ts, emit)
+    end
+  end
+  return state, out, emit
 end
 
 -- The sum of the sizes of records[from..to].
@@ -77,19 +95,11 @@ local function check_turns(exchanges, records)
 end
 
 local function targets(exchanges)
-  local t = {}
-  for k, ex in ipairs(exchanges) do
-    t[k] = ex.target
-  end
-  return t
+  return tables.pluck(exchanges, "target")
 end
 
 local function statuses(exchanges)
-  local t = {}
-  for k, ex in ipairs(exchanges) do
-    t[k] = ex.status
-  end
-  return t
+  return tables.pluck(exchanges, "status")
 end
 
 -- Each record split into pieces of at most n bytes (the same timestamp).
@@ -310,15 +320,7 @@ describe("http1 on cut and damaged streams", function()
 
   it("resynchronises after a lost response record", function()
     local r = capture.load("keepalive_wrk")
-    local state = http1.new_state()
-    local out, emit = collector()
-    for k, rec in ipairs(r) do
-      if k == 6 then
-        http1.on_gap(state, false)
-      else
-        http1.on_data(state, rec.is_request, ffi.cast(u8p, rec.data), #rec.data, #rec.data, rec.ts, emit)
-      end
-    end
+    local _, out = replay_losing(r, 6)
     assert.same(20, #out)
     assert.same({ 0, "lost sync" }, { out[3].status, out[3].error })
     for k, e in ipairs(out) do
@@ -331,16 +333,7 @@ describe("http1 on cut and damaged streams", function()
 
   it("marks a response that lost a record in its middle", function()
     local r = capture.load("large_nginx")
-    local state = http1.new_state()
-    local out, emit = collector()
-    for k, rec in ipairs(r) do
-      if k == 6 then
-        http1.on_gap(state, false)
-      else
-        local copied = math.min(CAP, #rec.data)
-        http1.on_data(state, rec.is_request, ffi.cast(u8p, rec.data), copied, #rec.data, rec.ts, emit)
-      end
-    end
+    local state, out, emit = replay_losing(r, 6, CAP)
     assert.same(0, #out)
     http1.on_close(state, r[#r].ts + 1, emit)
     assert.same(1, #out)

@@ -7,6 +7,7 @@
 local rt = require("moonrover.rt").with_test_api()
 local files = require("support.files")
 local shell = require("support.shell")
+local slowloris_client = require("support.slowloris")
 local ffi, lib = rt.ffi, rt.lib
 
 ffi.cdef([[
@@ -33,7 +34,8 @@ local function load_libevent()
 end
 local event = load_libevent()
 
-local SLOWLORIS = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/slowloris.py"
+local SLOWLORIS = slowloris_client.SCRIPT
+local client_status = slowloris_client.status
 
 -- Waits for the file go, then asks for /healthz and writes the answer to out
 -- (renamed into place when complete).
@@ -61,15 +63,6 @@ os.rename(out + ".part", out)
 
 local function q(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
-end
-
--- The status the slowloris client last wrote, as a table of numbers.
-local function client_status(path)
-  local st = {}
-  for k, v in (files.read(path) or ""):gmatch("(%S+) (%-?%d+)") do
-    st[k] = tonumber(v)
-  end
-  return st
 end
 
 describe("HTTP endpoint limits", function()

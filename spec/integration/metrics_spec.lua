@@ -1,32 +1,21 @@
 -- metrics_spec.lua - the metrics registry (runtime/metrics/metrics.c, metrics_render.c,
 -- metrics_labels.c): validation, series identity, value rules and Prometheus text.
 local rt = require("moonrover.rt").with_test_api()
+local metrics_registry = require("support.metrics_registry")
 local ffi, lib = rt.ffi, rt.lib
 
 local COUNTER, GAUGE, HISTOGRAM = lib.MR_COUNTER, lib.MR_GAUGE, lib.MR_HISTOGRAM
 local MAX_BOUNDS = lib.MR_HISTOGRAM_BOUNDS_MAX
 
 describe("metrics registry", function()
-  local m
-
-  before_each(function()
-    m = assert(rt.call(lib.mr_metrics_new))
-  end)
-
-  after_each(function()
-    lib.mr_metrics_free(m)
-    m = nil
-  end)
+  local registry = metrics_registry.each_test(before_each, after_each)
 
   local function series(type, name, help, labels)
-    return rt.call(lib.mr_metrics_series, m, type, name, help, labels)
+    return rt.call(lib.mr_metrics_series, registry(), type, name, help, labels)
   end
 
   local function render()
-    local len = ffi.new("size_t[1]")
-    local text = lib.mr_metrics_render(m, len)
-    assert.is_not_nil(text)
-    return ffi.string(text, len[0])
+    return metrics_registry.render(registry())
   end
 
   describe("names and labels", function()
@@ -106,15 +95,15 @@ describe("metrics registry", function()
 
     it("keeps counting in the same series after re-registration", function()
       local id = series(COUNTER, "events_total", nil, 'script="x"')
-      lib.mr_metrics_add(m, id, 3)
+      lib.mr_metrics_add(registry(), id, 3)
       local again = series(COUNTER, "events_total", nil, 'script="x"')
-      lib.mr_metrics_add(m, again, 2)
-      assert.equal(5, lib.mr_metrics_value(m, id))
+      lib.mr_metrics_add(registry(), again, 2)
+      assert.equal(5, lib.mr_metrics_value(registry(), id))
     end)
 
     it("takes the help text of the latest registration that gives one", function()
       local a = series(COUNTER, "jobs_total", "Jobs run", 'q="a"')
-      lib.mr_metrics_add(m, a, 3)
+      lib.mr_metrics_add(registry(), a, 3)
       assert.equal(a, series(COUNTER, "jobs_total", "Jobs run, by queue", 'q="a"'))
       series(COUNTER, "jobs_total", nil, 'q="b"')
       series(COUNTER, "jobs_total", "", 'q="c"')
@@ -146,43 +135,43 @@ describe("metrics registry", function()
   describe("values", function()
     it("counters only go up", function()
       local id = series(COUNTER, "c_total", nil, "")
-      lib.mr_metrics_add(m, id, 2.5)
-      lib.mr_metrics_add(m, id, -1)
-      lib.mr_metrics_add(m, id, 0 / 0)
-      lib.mr_metrics_set(m, id, 100)
-      lib.mr_metrics_observe(m, id, 1)
-      assert.equal(2.5, lib.mr_metrics_value(m, id))
+      lib.mr_metrics_add(registry(), id, 2.5)
+      lib.mr_metrics_add(registry(), id, -1)
+      lib.mr_metrics_add(registry(), id, 0 / 0)
+      lib.mr_metrics_set(registry(), id, 100)
+      lib.mr_metrics_observe(registry(), id, 1)
+      assert.equal(2.5, lib.mr_metrics_value(registry(), id))
     end)
 
     it("gauges are set and added to, in both directions", function()
       local id = series(GAUGE, "g", nil, "")
-      lib.mr_metrics_set(m, id, 10)
-      lib.mr_metrics_add(m, id, -4)
-      lib.mr_metrics_add(m, id, 0.5)
-      assert.equal(6.5, lib.mr_metrics_value(m, id))
-      lib.mr_metrics_observe(m, id, 1)
-      assert.equal(6.5, lib.mr_metrics_value(m, id))
+      lib.mr_metrics_set(registry(), id, 10)
+      lib.mr_metrics_add(registry(), id, -4)
+      lib.mr_metrics_add(registry(), id, 0.5)
+      assert.equal(6.5, lib.mr_metrics_value(registry(), id))
+      lib.mr_metrics_observe(registry(), id, 1)
+      assert.equal(6.5, lib.mr_metrics_value(registry(), id))
     end)
 
     it("ignores bad series ids", function()
       local id = series(GAUGE, "g", nil, "")
       for _, bad in ipairs({ -1, id + 1, 1000000, -2147483648 }) do
-        lib.mr_metrics_add(m, bad, 1)
-        lib.mr_metrics_set(m, bad, 1)
-        lib.mr_metrics_observe(m, bad, 1)
-        assert.equal(0, lib.mr_metrics_value(m, bad))
+        lib.mr_metrics_add(registry(), bad, 1)
+        lib.mr_metrics_set(registry(), bad, 1)
+        lib.mr_metrics_observe(registry(), bad, 1)
+        assert.equal(0, lib.mr_metrics_value(registry(), bad))
       end
-      assert.equal(0, lib.mr_metrics_value(m, id))
+      assert.equal(0, lib.mr_metrics_value(registry(), id))
     end)
 
     it("counts histogram observations into cumulative buckets", function()
       local id = series(HISTOGRAM, "op_seconds", "Operation latency.", 'op="read"')
       for _, v in ipairs({ 0.00005, 0.0001, 0.003, 0.003, 0.7, 7, 0 / 0 }) do
-        lib.mr_metrics_observe(m, id, v)
+        lib.mr_metrics_observe(registry(), id, v)
       end
-      lib.mr_metrics_add(m, id, 5)
-      lib.mr_metrics_set(m, id, 5)
-      assert.equal(6, lib.mr_metrics_value(m, id))
+      lib.mr_metrics_add(registry(), id, 5)
+      lib.mr_metrics_set(registry(), id, 5)
+      assert.equal(6, lib.mr_metrics_value(registry(), id))
       local text = render()
       local function sample(line)
         assert.is_truthy(text:find("\n" .. line .. "\n", 1, true), line .. " in:\n" .. text)
@@ -210,7 +199,7 @@ describe("metrics registry", function()
     local function histogram(name, help, labels, bounds)
       local n = bounds and #bounds or 0
       local array = bounds and ffi.new("double[?]", n, bounds)
-      return rt.call(lib.mr_metrics_histogram, m, name, help, labels, array, n)
+      return rt.call(lib.mr_metrics_histogram, registry(), name, help, labels, array, n)
     end
 
     it("writes Prometheus' default buckets as Prometheus does", function()
@@ -219,9 +208,9 @@ describe("metrics registry", function()
       local post = assert(histogram("container_http_requests_duration_seconds_total", nil, 'status="500"',
         PROMETHEUS))
       for _, v in ipairs({ 0.001, 0.005, 0.0051, 0.3, 1, 9.5, 10, 11 }) do
-        lib.mr_metrics_observe(m, get, v)
+        lib.mr_metrics_observe(registry(), get, v)
       end
-      lib.mr_metrics_observe_ns(m, post, 2500000000)
+      lib.mr_metrics_observe_ns(registry(), post, 2500000000)
       local expected = table.concat({
         "# HELP container_http_requests_duration_seconds_total HTTP requests by latency",
         "# TYPE container_http_requests_duration_seconds_total histogram",
@@ -263,8 +252,8 @@ describe("metrics registry", function()
       local none = assert(histogram("none_seconds", nil, ""))
       local listed = assert(histogram("listed_seconds", nil, "", DEFAULT))
       for _, id in ipairs({ plain, none, listed }) do
-        lib.mr_metrics_observe(m, id, 0.02)
-        lib.mr_metrics_observe(m, id, 7)
+        lib.mr_metrics_observe(registry(), id, 0.02)
+        lib.mr_metrics_observe(registry(), id, 7)
       end
       local text = render()
       local function section(name)
@@ -281,7 +270,7 @@ describe("metrics registry", function()
     it("writes each le in the shortest form Prometheus' Go clients give it", function()
       local bounds = { 1e-05, 0.0001, 0.1 + 0.2, 1, 10, 123456.5, 1e6, 1.5e7, 2 ^ 60 }
       local id = assert(histogram("odd_bounds", nil, "", bounds))
-      lib.mr_metrics_observe(m, id, 1.5e7)
+      lib.mr_metrics_observe(registry(), id, 1.5e7)
       local les = {}
       for le, n in render():gmatch('odd_bounds_bucket{le="([^"]+)"} (%d+)') do
         les[#les + 1] = le .. "=" .. n
@@ -293,7 +282,7 @@ describe("metrics registry", function()
     it("counts a value equal to a bound in that bound's bucket, above the last in +Inf", function()
       local id = assert(histogram("edges", nil, "", { 1, 2 }))
       for _, v in ipairs({ 0, 1, 1.0000001, 2, 3, math.huge, 0 / 0 }) do
-        lib.mr_metrics_observe(m, id, v)
+        lib.mr_metrics_observe(registry(), id, v)
       end
       assert.equal(table.concat({
         "# TYPE edges histogram",
@@ -312,7 +301,7 @@ describe("metrics registry", function()
         bounds[i] = i / 8
       end
       local id = assert(histogram("many", nil, "", bounds))
-      lib.mr_metrics_observe(m, id, 4)
+      lib.mr_metrics_observe(registry(), id, 4)
       local text = render()
       local _, buckets = text:gsub("many_bucket{", "")
       assert.equal(MAX_BOUNDS + 1, buckets)
@@ -337,7 +326,7 @@ describe("metrics registry", function()
         assert.is_nil(id)
         assert.equal(case[2], err)
       end
-      local id, err = rt.call(lib.mr_metrics_histogram, m, "h", nil, "", nil, 3)
+      local id, err = rt.call(lib.mr_metrics_histogram, registry(), "h", nil, "", nil, 3)
       assert.is_nil(id)
       assert.equal('histogram "h": 3 bucket bounds announced but none given', err)
       assert.equal("", render())
@@ -386,11 +375,11 @@ describe("metrics registry", function()
       local temp = series(GAUGE, "temperature", "Line one\nand a \\ backslash", "")
       local lat = series(HISTOGRAM, "lat_seconds", nil, "")
       local esc = series(GAUGE, "esc", "", 'v="q\\"b\\\\n\\n"')
-      lib.mr_metrics_add(m, req, 42)
-      lib.mr_metrics_add(m, req5, 1)
-      lib.mr_metrics_set(m, temp, -0.1)
-      lib.mr_metrics_observe(m, lat, 0.02)
-      lib.mr_metrics_set(m, esc, 1e21)
+      lib.mr_metrics_add(registry(), req, 42)
+      lib.mr_metrics_add(registry(), req5, 1)
+      lib.mr_metrics_set(registry(), temp, -0.1)
+      lib.mr_metrics_observe(registry(), lat, 0.02)
+      lib.mr_metrics_set(registry(), esc, 1e21)
       local expected = table.concat({
         "# HELP http_requests_total Requests served.",
         "# TYPE http_requests_total counter",
@@ -433,7 +422,7 @@ describe("metrics registry", function()
         { math.huge, "+Inf" }, { -math.huge, "-Inf" }, { 0 / 0, "NaN" },
       }
       for _, case in ipairs(cases) do
-        lib.mr_metrics_set(m, g, case[1])
+        lib.mr_metrics_set(registry(), g, case[1])
         assert.equal("# TYPE g gauge\ng " .. case[2] .. "\n", render())
       end
     end)
@@ -443,7 +432,7 @@ describe("metrics registry", function()
       -- 0.00010756 itself, and the next double up (what adding two durations
       -- of nanoseconds as seconds gives): 17 digits are its shortest.
       for _, text in ipairs({ "0.00010756", "0.00010756000000000001", "5e-324", "1.7976931348623157e+308" }) do
-        lib.mr_metrics_set(m, g, tonumber(text))
+        lib.mr_metrics_set(registry(), g, tonumber(text))
         assert.equal("# TYPE g gauge\ng " .. text .. "\n", render())
       end
     end)
@@ -453,24 +442,24 @@ describe("metrics registry", function()
       local g = series(GAUGE, "g", nil, "")
       local h = series(HISTOGRAM, "h_seconds", nil, "")
       for _ = 1, 10 do
-        lib.mr_metrics_add(m, c, 0.1)
-        lib.mr_metrics_add(m, g, 0.1)
-        lib.mr_metrics_observe(m, h, 0.1)
+        lib.mr_metrics_add(registry(), c, 0.1)
+        lib.mr_metrics_add(registry(), g, 0.1)
+        lib.mr_metrics_observe(registry(), h, 0.1)
       end
-      assert.equal(1, lib.mr_metrics_value(m, c))
-      assert.equal(1, lib.mr_metrics_value(m, g))
+      assert.equal(1, lib.mr_metrics_value(registry(), c))
+      assert.equal(1, lib.mr_metrics_value(registry(), g))
       assert.matches("\nc_total 1\n", render())
       assert.matches("\ng 1\n", render())
       assert.matches("\nh_seconds_sum 1\n", render())
-      lib.mr_metrics_set(m, g, 0.3)
-      lib.mr_metrics_add(m, g, math.huge)
+      lib.mr_metrics_set(registry(), g, 0.3)
+      lib.mr_metrics_add(registry(), g, math.huge)
       assert.matches("\ng %+Inf\n", render())
     end)
 
     it("sums durations given in nanoseconds exactly", function()
       local h = series(HISTOGRAM, "batch_seconds", nil, "")
-      lib.mr_metrics_observe_ns(m, h, 1997)
-      lib.mr_metrics_observe_ns(m, h, 105563)
+      lib.mr_metrics_observe_ns(registry(), h, 1997)
+      lib.mr_metrics_observe_ns(registry(), h, 105563)
       local text = render()
       assert.matches('\nbatch_seconds_bucket{le="0.0001"} 1\n', text)
       assert.matches('\nbatch_seconds_bucket{le="0.00025"} 2\n', text)
@@ -488,7 +477,7 @@ describe("metrics registry", function()
       for i = 1, 5000 do
         local name = "stress_" .. (i % 10) .. "_total"
         ids[i] = assert(series(COUNTER, name, "Stress " .. (i % 10), 'i="' .. i .. '"'))
-        lib.mr_metrics_add(m, ids[i], i)
+        lib.mr_metrics_add(registry(), ids[i], i)
       end
       for i = 1, 5000, 7 do
         local name = "stress_" .. (i % 10) .. "_total"

@@ -8,6 +8,7 @@ local C = require("moonrover.consts")
 local ffi = require("ffi")
 local http1 = require("moonrover.net.protocols.http1")
 local tracer = require("moonrover.net.tracer")
+local tcp_events = require("support.tcp_events")
 
 local INGRESS, EGRESS = C.MR_NET_INGRESS, C.MR_NET_EGRESS
 local CONNECT, ACCEPT, FOUND, CLOSE = C.MR_TCP_CONNECT, C.MR_TCP_ACCEPT, C.MR_TCP_FOUND, C.MR_TCP_CLOSE
@@ -19,19 +20,8 @@ local function response_head(length)
   return "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Length: " .. length .. "\r\n\r\n"
 end
 
-local function addr(a, b, c, d)
-  return { [0] = a, b, c, d }
-end
-
-local function event(kind, conn, fields)
-  local e = { kind = kind, conn = conn, ts_ns = 1000, pid = 42, comm = "app", role = CLIENT, family = 2,
-    local_addr = addr(127, 0, 0, 1), remote_addr = addr(127, 0, 0, 1), local_port = 40000, remote_port = 8080,
-    duration_ns = 0, bytes_sent = 0, bytes_received = 0, retransmits = 0 }
-  for k, v in pairs(fields or {}) do
-    e[k] = v
-  end
-  return e
-end
+-- A client connection's TCP events.
+local event = tcp_events.maker("127.0.0.1:40000", "127.0.0.1:8080", 0)
 
 -- A connection's records, each direction's offsets kept as the kernel does.
 local function stream(t, conn, role)

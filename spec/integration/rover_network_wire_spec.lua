@@ -8,6 +8,7 @@ local protobuf = require("moonrover.lib.protobuf")
 local runner = require("moonrover.rover.network.runner")
 local sampling = require("moonrover.rover.network.sampling")
 local sys = require("moonrover.rover.finder_facts")
+local tables = require("support.tables")
 
 local NGINX = { pid = 100, id = "p-nginx", entity = { layer = "OS_LINUX", serviceName = "web", instanceName = "host-1",
   processName = "nginx" } }
@@ -15,15 +16,12 @@ local RULES = '{"NetworkSamplings":[{"MinDuration":10,"When5xx":true,'
   .. '"Settings":{"RequireCompleteRequest":true,"RequireCompleteResponse":true}}]}'
 
 local function exchange(fields)
-  local ex = { protocol = "http", method = "GET", target = "/api/items", version = "1.1", status = 200,
+  return tables.merged({ protocol = "http", method = "GET", target = "/api/items", version = "1.1", status = 200,
     request_bytes = 100, response_bytes = 300, request_start_ns = 1e9, request_end_ns = 1e9 + 1000,
     response_start_ns = 1.02e9, response_end_ns = 1.02e9 + 500, duration_ns = 20e6 + 500, pid = NGINX.pid,
     role = "server", ["local"] = "10.0.0.5:80", remote = "10.0.0.9:5000", conn = 1, trace_id = "trace-1",
-    trace_header = "sw8", trace_value = "1-dHJhY2UtMQ==-c2VnbWVudC0x-3-d2Vi-aG9zdC0x-L2FwaQ==-MTAuMC4wLjU6ODA=" }
-  for k, v in pairs(fields or {}) do
-    ex[k] = v
-  end
-  return ex
+    trace_header = "sw8", trace_value = "1-dHJhY2UtMQ==-c2VnbWVudC0x-3-d2Vi-aG9zdC0x-L2FwaQ==-MTAuMC4wLjU6ODA=" },
+    fields)
 end
 
 describe("rover network messages on the wire", function()

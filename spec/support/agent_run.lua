@@ -105,4 +105,43 @@ function Agent:stop()
   return status
 end
 
+local Env = {}
+Env.__index = Env
+
+-- Starts the agent on the case's directory and scripts folder, as _M.start
+-- does with extra and env; it is stopped after the case.
+function Env:start(extra, env)
+  self.agent = _M.start(self.dir, self.scripts, extra, env)
+  return self.agent
+end
+
+-- Called in a describe block with busted's before_each and after_each (a
+-- spec's own, which a helper does not see): the table its cases share, made
+-- anew before each case with dir (a temporary directory), scripts (its
+-- scripts folder) and start. hooks.set_up(env), when given, adds what the
+-- spec needs; after the case hooks.tear_down(env) ends it, then the agent
+-- is stopped and dir removed.
+function _M.each_test(before_each, after_each, hooks)
+  hooks = hooks or {}
+  local env = setmetatable({}, Env)
+  before_each(function()
+    env.dir = e2e.tmpdir()
+    env.scripts = _M.scripts_dir(env.dir)
+    if hooks.set_up then
+      hooks.set_up(env)
+    end
+  end)
+  after_each(function()
+    if hooks.tear_down then
+      hooks.tear_down(env)
+    end
+    if env.agent then
+      env.agent:stop()
+      env.agent = nil
+    end
+    e2e.rmdir(env.dir)
+  end)
+  return env
+end
+
 return _M

@@ -150,6 +150,20 @@ function Stub:records(rpc)
   return out
 end
 
+-- The collectProfilingData records of one task, oldest first, each as
+-- { record, task }: a stream names its task in its first message only, and
+-- the later messages belong to it.
+function Stub:task_data(task_id)
+  local out, current = {}, nil
+  for _, r in ipairs(self:records("collectProfilingData")) do
+    current = r.message.task or current
+    if current and current.taskId == task_id then
+      out[#out + 1] = { record = r, task = current }
+    end
+  end
+  return out
+end
+
 -- Waits (up to `seconds`, default 10) until at least n records of rpc
 -- exist; returns them, or nil on timeout.
 function Stub:wait_records(rpc, n, seconds)

@@ -8,6 +8,7 @@ local http_series = require("moonrover.net.http_series")
 local policy = require("moonrover.rover.continuous.policy")
 local silence = require("moonrover.silence")
 local windows = require("moonrover.windows")
+local tables = require("support.tables")
 
 local function compile(pattern)
   return { match = function(_, s) return s:find(pattern) and { s } or nil end }
@@ -25,12 +26,8 @@ local function policies(profiling, source)
 end
 
 local function proc(fields)
-  local p = { key = "42:1000", pid = 42, id = "p42", service = "shop", instance = "i1", name = "python3",
-    layer = "GENERAL", labels = {} }
-  for k, v in pairs(fields or {}) do
-    p[k] = v
-  end
-  return p
+  return tables.merged({ key = "42:1000", pid = 42, id = "p42", service = "shop", instance = "i1", name = "python3",
+    layer = "GENERAL", labels = {} }, fields)
 end
 
 -- An engine whose silence runs on the spec's clock.

@@ -5,6 +5,7 @@
 local C = require("moonrover.consts")
 local ffi = require("ffi")
 local tracer = require("moonrover.net.tracer")
+local tcp_events = require("support.tcp_events")
 
 local INGRESS, EGRESS = C.MR_NET_INGRESS, C.MR_NET_EGRESS
 local CONNECT, ACCEPT, FOUND, CLOSE = C.MR_TCP_CONNECT, C.MR_TCP_ACCEPT, C.MR_TCP_FOUND, C.MR_TCP_CLOSE
@@ -37,19 +38,8 @@ function qa.on_close(state, _, emit)
   state.pending = {}
 end
 
-local function addr(a, b, c, d)
-  return { [0] = a, b, c, d }
-end
-
-local function event(kind, conn, fields)
-  local e = { kind = kind, conn = conn, ts_ns = 1000, pid = 42, comm = "app", role = CLIENT, family = 2,
-    local_addr = addr(10, 0, 0, 1), remote_addr = addr(10, 0, 0, 2), local_port = 40000, remote_port = 80,
-    duration_ns = 250000, bytes_sent = 0, bytes_received = 0, retransmits = 0 }
-  for k, v in pairs(fields or {}) do
-    e[k] = v
-  end
-  return e
-end
+-- A client connection's TCP events.
+local event = tcp_events.maker("10.0.0.1:40000", "10.0.0.2:80", 250000)
 
 -- A data record and its payload pointer (the text kept alive in holder).
 local holder = {}

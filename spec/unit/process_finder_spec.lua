@@ -1,6 +1,7 @@
 -- Specs for process_finder.lua (host-mode discovery) over a fake sys: a table
 -- of processes, and Lua patterns standing in for the regular expressions.
 local finder = require("moonrover.rover.process_finder")
+local tables = require("support.tables")
 
 local CID = string.rep("c0ffee", 10) .. "beef"
 local SELF = 900
@@ -57,12 +58,8 @@ local function fake_sys(procs)
 end
 
 local function proc(exe, cmdline, more)
-  local p = { exe = exe, cmdline = cmdline, cwd = "/srv", cgroup = "0::/system.slice/x.service\n",
-    start_ns = 1000, symbols = true }
-  for k, v in pairs(more or {}) do
-    p[k] = v
-  end
-  return p
+  return tables.merged({ exe = exe, cmdline = cmdline, cwd = "/srv", cgroup = "0::/system.slice/x.service\n",
+    start_ns = 1000, symbols = true }, more)
 end
 
 local function host()
@@ -91,14 +88,7 @@ local BASE = {
 }
 
 local function cfg(over)
-  local c = {}
-  for k, v in pairs(BASE) do
-    c[k] = v
-  end
-  for k, v in pairs(over or {}) do
-    c[k] = v
-  end
-  return c
+  return tables.merged(BASE, over)
 end
 
 local function by_pid(list)
@@ -110,11 +100,7 @@ local function by_pid(list)
 end
 
 local function pids(list)
-  local out = {}
-  for i, p in ipairs(list) do
-    out[i] = p.pid
-  end
-  return out
+  return tables.pluck(list, "pid")
 end
 
 describe("process_finder.new", function()

@@ -2,15 +2,12 @@
 -- processes to OAP, keeps them alive and learns their OAP ids.
 local fixtures = require("support.rover_processes")
 local reporter = require("moonrover.rover.process_reporter")
+local tables = require("support.tables")
 
 local AGENT, process, downstream = fixtures.AGENT, fixtures.process, fixtures.downstream
 
 local function rpcs(calls)
-  local out = {}
-  for i, c in ipairs(calls) do
-    out[i] = c.rpc
-  end
-  return out
+  return tables.pluck(calls, "rpc")
 end
 
 local function reported_pids(call)

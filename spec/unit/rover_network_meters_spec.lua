@@ -6,6 +6,7 @@ local connections = require("moonrover.rover.network.connections")
 local meters = require("moonrover.rover.network.meters")
 local runner = require("moonrover.rover.network.runner")
 local traffic = require("moonrover.rover.network.traffic")
+local tables = require("support.tables")
 
 local CLOCK = { seconds = 0, nanos = 0 }
 local NGINX = { pid = 100, id = "p-nginx", entity = { layer = "OS_LINUX", serviceName = "web", instanceName = "host-1",
@@ -14,24 +15,16 @@ local BACKEND = { pid = 200, id = "p-backend", entity = { layer = "OS_LINUX", se
   instanceName = "host-1", processName = "python3" } }
 
 local function exchange(fields)
-  local ex = { protocol = "http", method = "GET", target = "/", version = "HTTP/1.1", status = 200,
+  return tables.merged({ protocol = "http", method = "GET", target = "/", version = "HTTP/1.1", status = 200,
     request_bytes = 100, response_bytes = 300, request_start_ns = 1e9, request_end_ns = 1e9 + 1000,
     response_start_ns = 1e9 + 3e6, response_end_ns = 1e9 + 4e6, duration_ns = 4e6, pid = NGINX.pid,
     comm = "nginx", role = "server", ["local"] = "10.0.0.5:80", remote = "10.0.0.9:51000", conn = 1,
-    tls = false }
-  for k, v in pairs(fields or {}) do
-    ex[k] = v
-  end
-  return ex
+    tls = false }, fields)
 end
 
 local function conn_event(fields)
-  local ev = { kind = "progress", ts = 1e9, pid = NGINX.pid, comm = "nginx", role = "server",
-    local_addr = "10.0.0.5:80", remote_addr = "10.0.0.9:51000", conn = 1, bytes_sent = 0, bytes_received = 0 }
-  for k, v in pairs(fields or {}) do
-    ev[k] = v
-  end
-  return ev
+  return tables.merged({ kind = "progress", ts = 1e9, pid = NGINX.pid, comm = "nginx", role = "server",
+    local_addr = "10.0.0.5:80", remote_addr = "10.0.0.9:51000", conn = 1, bytes_sent = 0, bytes_received = 0 }, fields)
 end
 
 local function new_runner(members, log)

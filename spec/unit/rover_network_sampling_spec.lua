@@ -2,6 +2,7 @@
 -- NetworkSamplings) as Rover applies them: trace headers, rule choice by
 -- path, 5xx / 4xx / slow, and the 10 slowest per process and kind per report.
 local sampling = require("moonrover.rover.network.sampling")
+local tables = require("support.tables")
 
 local NGINX = { pid = 100, id = "p-nginx" }
 local OTHER = { pid = 200, id = "p-other" }
@@ -20,12 +21,8 @@ local function sampler(json)
 end
 
 local function exchange(fields)
-  local ex = { method = "GET", target = "/api/items?id=3", status = 200, duration_ns = 5e6, trace_id = "t-1",
-    trace_header = "sw8", pid = NGINX.pid, role = "server" }
-  for k, v in pairs(fields or {}) do
-    ex[k] = v
-  end
-  return ex
+  return tables.merged({ method = "GET", target = "/api/items?id=3", status = 200, duration_ns = 5e6, trace_id = "t-1",
+    trace_header = "sw8", pid = NGINX.pid, role = "server" }, fields)
 end
 
 local DEFAULT = '{"NetworkSamplings":[{"MinDuration":100,"When4xx":true,"When5xx":true,'

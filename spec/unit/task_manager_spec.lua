@@ -4,6 +4,7 @@
 -- each of its task-handling defects that moonrover must not repeat.
 local command = require("moonrover.rover.task_command")
 local manager = require("moonrover.rover.task_manager")
+local tables = require("support.tables")
 
 local function task_cmd(fields)
   local f = {
@@ -395,12 +396,8 @@ end)
 
 describe("task_manager:add (a continuous-profiling trigger's task)", function()
   local function continuous_task(fields)
-    local t = { id = "c1", process_ids = { "p1" }, update_time = 0, start_time = 1000, duration_ms = 30000,
-      trigger = "CONTINUOUS_PROFILING", target = "ON_CPU", origin = "continuous" }
-    for k, v in pairs(fields or {}) do
-      t[k] = v
-    end
-    return t
+    return tables.merged({ id = "c1", process_ids = { "p1" }, update_time = 0, start_time = 1000, duration_ms = 30000,
+      trigger = "CONTINUOUS_PROFILING", target = "ON_CPU", origin = "continuous" }, fields)
   end
 
   it("runs it beside OAP's task for the same process, without replacing it", function()

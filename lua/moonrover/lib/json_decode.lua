@@ -84,54 +84,48 @@ local function number_at(s, i)
   return n, i + #text
 end
 
-local function array_at(s, i, depth)
+-- The items of the array or object whose opener is at i, up to the byte
+-- close: read(s, i, depth, out, n) reads the nth, stores it in out and
+-- returns the index after it. Returns out and the index past close.
+local function items_at(s, i, depth, close, expected, read)
   local out, n = {}, 0
   i = skip(s, i + 1)
-  if byte(s, i) == 93 then
+  if byte(s, i) == close then
     return out, i + 1
   end
   while true do
-    local v
-    v, i = value(s, i, depth)
     n = n + 1
-    out[n] = v
-    i = skip(s, i)
+    i = skip(s, read(s, i, depth, out, n))
     local c = byte(s, i)
-    if c == 93 then
+    if c == close then
       return out, i + 1
     elseif c ~= 44 then
-      fail(i, "expected ',' or ']'")
+      fail(i, expected)
     end
     i = skip(s, i + 1)
   end
 end
 
-local function object_at(s, i, depth)
-  local out = {}
-  i = skip(s, i + 1)
-  if byte(s, i) == 125 then
-    return out, i + 1
+local function array_item(s, i, depth, out, n)
+  local v
+  v, i = value(s, i, depth)
+  out[n] = v
+  return i
+end
+
+local function object_member(s, i, depth, out)
+  if byte(s, i) ~= 34 then
+    fail(i, "expected a name")
   end
-  while true do
-    if byte(s, i) ~= 34 then
-      fail(i, "expected a name")
-    end
-    local k
-    k, i = string_at(s, i)
-    i = skip(s, i)
-    if byte(s, i) ~= 58 then
-      fail(i, "expected ':'")
-    end
-    out[k], i = value(s, skip(s, i + 1), depth)
-    i = skip(s, i)
-    local c = byte(s, i)
-    if c == 125 then
-      return out, i + 1
-    elseif c ~= 44 then
-      fail(i, "expected ',' or '}'")
-    end
-    i = skip(s, i + 1)
+  local k, v
+  k, i = string_at(s, i)
+  i = skip(s, i)
+  if byte(s, i) ~= 58 then
+    fail(i, "expected ':'")
   end
+  v, i = value(s, skip(s, i + 1), depth)
+  out[k] = v
+  return i
 end
 
 local WORDS = { { "true", true }, { "false", false }, { "null", nil } }
@@ -142,9 +136,9 @@ value = function(s, i, depth)
   end
   local c = byte(s, i)
   if c == 123 then
-    return object_at(s, i, depth + 1)
+    return items_at(s, i, depth + 1, 125, "expected ',' or '}'", object_member)
   elseif c == 91 then
-    return array_at(s, i, depth + 1)
+    return items_at(s, i, depth + 1, 93, "expected ',' or ']'", array_item)
   elseif c == 34 then
     return string_at(s, i)
   elseif c == 45 or (c and c >= 48 and c <= 57) then

@@ -127,11 +127,17 @@ local function encode_field(out, f, v, registry)
   encode_scalar(out, f.type, v, registry, f.type_name)
 end
 
-encode_message = function(registry, type_name, msg)
+-- The descriptor of the message type; raises an error for an unknown one.
+local function descriptor(registry, type_name)
   local desc = registry[type_name]
   if not desc then
     error("unknown message type " .. tostring(type_name), 0)
   end
+  return desc
+end
+
+encode_message = function(registry, type_name, msg)
+  local desc = descriptor(registry, type_name)
   if type(msg) ~= "table" then
     error(type_name .. ": a message must be a table", 0)
   end
@@ -288,10 +294,7 @@ local function store(msg, f, v)
 end
 
 decode_message = function(registry, type_name, s)
-  local desc = registry[type_name]
-  if not desc then
-    error("unknown message type " .. tostring(type_name), 0)
-  end
+  local desc = descriptor(registry, type_name)
   local msg, pos = {}, 1
   while pos <= #s do
     local key
@@ -395,29 +398,27 @@ function _M.load_descriptor_set(bytes)
   return { messages = registry, enums = enum_values }
 end
 
--- Encodes msg as the message type ("skywalking.v3.Commands" or with a
--- leading dot). Returns the bytes, or nil and why.
-function _M.encode(schema, type_name, msg)
+-- Runs codec over the message type named type_name ("skywalking.v3.Commands"
+-- or with a leading dot) and value. Returns its result, or nil and why.
+local function run(codec, schema, type_name, value)
   if type_name:sub(1, 1) ~= "." then
     type_name = "." .. type_name
   end
-  local ok, bytes = pcall(encode_message, schema.messages, type_name, msg)
+  local ok, result = pcall(codec, schema.messages, type_name, value)
   if not ok then
-    return nil, bytes
+    return nil, result
   end
-  return bytes
+  return result
+end
+
+-- Encodes msg as the message type. Returns the bytes, or nil and why.
+function _M.encode(schema, type_name, msg)
+  return run(encode_message, schema, type_name, msg)
 end
 
 -- Decodes bytes as the message type. Returns the table, or nil and why.
 function _M.decode(schema, type_name, bytes)
-  if type_name:sub(1, 1) ~= "." then
-    type_name = "." .. type_name
-  end
-  local ok, msg = pcall(decode_message, schema.messages, type_name, bytes)
-  if not ok then
-    return nil, msg
-  end
-  return msg
+  return run(decode_message, schema, type_name, bytes)
 end
 
 return _M
