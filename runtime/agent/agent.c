@@ -138,8 +138,9 @@ static void write_status(struct agent *a)
 		mr_log(MR_LEVEL_WARN, "agent", "`moonrover reload` will get no answer: %s", err);
 }
 
-/* No status until this agent's first start is done: a file left by an
- * earlier agent (the same pid after a container restart) is no answer. */
+/* Removes the status file: once the pid file is held, so that a file left
+ * by an earlier agent (the same pid after a container restart) is never
+ * taken for this one's answer, and at the stop, so that none is left. */
 static void remove_status(struct agent *a)
 {
 	char err[256];

@@ -57,7 +57,7 @@ local function split(word)
   return nil, short, attached ~= "" and attached or nil
 end
 
--- Walks argv as parse reads it, calling on_option(o, text) for each option
+-- Walks argv as parse reads it, calling on_option(o, text, word) for each option
 -- (nil when unknown) and on_positional(word) for each other word; every word
 -- after `--` is positional. Stops at the first non-nil result of a callback.
 local function walk(options, argv, on_option, on_positional)
