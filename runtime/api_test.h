@@ -33,6 +33,37 @@ void mr_pid_file_release(mr_pid_file *pf);
  * not its holder). */
 int32_t mr_pid_file_holder(const char *path, char *err, size_t errlen);
 
+/* ------------------------------------------------------- agent status file */
+
+/* How the agent's last (re)load went, as its status file says it
+ * (runtime/agent/agent_status.h): the file beside the pid file that
+ * `moonrover reload` waits on. */
+enum mr_agent_result {
+	MR_AGENT_RESULT_OK = 0,
+	MR_AGENT_RESULT_REFUSED = 1, /* a reload refused: the previous scripts run */
+	MR_AGENT_RESULT_FAILED = 2   /* the first start: a script did not start */
+};
+struct mr_agent_status {
+	int32_t pid;       /* the agent that wrote it */
+	uint64_t began_ns; /* CLOCK_MONOTONIC when that (re)load began reading the scripts */
+	int64_t reload;    /* reloads it had tried (0: its first start) */
+	uint32_t result;   /* enum mr_agent_result */
+	char detail[1024]; /* what it did, or why it refused */
+};
+
+/* Writes st into the status file of pid_file (pid_file with ".status"
+ * added), whole or not at all. 0, or a negative errno and why. */
+int mr_agent_status_write(const char *pid_file, const struct mr_agent_status *st, char *err, size_t errlen);
+/* Reads it: 0, or a negative errno and why (-ENOENT: there is none yet;
+ * -EINVAL: not a whole status file). */
+int mr_agent_status_read(const char *pid_file, struct mr_agent_status *out, char *err, size_t errlen);
+/* Removes it; 0 also when there is none, else a negative errno and why. */
+int mr_agent_status_remove(const char *pid_file, char *err, size_t errlen);
+/* 1 when st is the answer of agent pid to a reload asked at asked_ns
+ * (CLOCK_MONOTONIC): a (re)load it began then or later, so one that read
+ * the scripts after the asker's edits. 0 otherwise. */
+int mr_agent_status_answers(const struct mr_agent_status *st, int32_t pid, uint64_t asked_ns);
+
 /* ------------------------------------------------------------ profile data */
 
 /* The _add functions intern their argument (NULL counts as "") and store its

@@ -47,15 +47,6 @@ local function find_command(name)
   return nil
 end
 
-local function wants_help(argv)
-  for _, a in ipairs(argv) do
-    if a == "--help" or a == "-h" then
-      return true
-    end
-  end
-  return false
-end
-
 local function unknown(name)
   say(io.stderr, "moonrover: unknown command '" .. name .. "' (try 'moonrover help')\n")
   return EXIT_USAGE
@@ -68,7 +59,11 @@ local function command_help(name, command)
 end
 
 -- `moonrover help [COMMAND]`: the command list, or that command's --help.
-local function help(topic)
+local function help(topic, extra)
+  if extra ~= nil then
+    say(io.stderr, "moonrover help: unexpected argument '" .. extra .. "' (usage: moonrover help [COMMAND])\n")
+    return EXIT_USAGE
+  end
   if topic == nil then
     say(io.stdout, overview())
     return 0
@@ -89,7 +84,7 @@ function _M.main(argv)
     return EXIT_USAGE
   end
   if name == "help" or name == "--help" or name == "-h" then
-    return help(argv[2])
+    return help(argv[2], argv[3])
   end
   if name == "--version" or name == "-v" then
     name = "version"
@@ -100,7 +95,7 @@ function _M.main(argv)
   end
   local rest = { unpack(argv, 2) }
   local text, usage = command_help(name, command)
-  if wants_help(rest) then
+  if args.wants_help(command.options, rest) then
     say(io.stdout, text)
     return 0
   end

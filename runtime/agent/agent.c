@@ -46,6 +46,7 @@ struct agent {
 	int stopping;
 	struct event *hup; /* caught from before the pid file exists */
 	mr_pid_file *pid_file;
+	uint64_t load_began_ns; /* when the last (re)load began reading the scripts */
 };
 
 static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench", "tcp", "net" };
@@ -127,10 +128,26 @@ static void on_stats(evutil_socket_t fd, short what, void *arg)
 /* Tells `moonrover reload` how the last (re)load went (agent_status.h). */
 static void write_status(struct agent *a)
 {
+	struct mr_agent_status st;
 	char err[256];
 
-	if (a->pid_file && mr_agent_status_write(a->opts->pid_file, a->scripts, err, sizeof(err)) != 0)
+	if (!a->pid_file)
+		return;
+	mr_agent_status_of(a->scripts, a->load_began_ns, &st);
+	if (mr_agent_status_write(a->opts->pid_file, &st, err, sizeof(err)) != 0)
 		mr_log(MR_LEVEL_WARN, "agent", "`moonrover reload` will get no answer: %s", err);
+}
+
+/* Removes the status file: once the pid file is held, so that a file left
+ * by an earlier agent (the same pid after a container restart) is never
+ * taken for this one's answer, and at the stop, so that none is left. */
+static void remove_status(struct agent *a)
+{
+	char err[256];
+
+	if (a->pid_file && mr_agent_status_remove(a->opts->pid_file, err, sizeof(err)) != 0)
+		mr_log(MR_LEVEL_WARN, "agent", "`moonrover reload` may take an earlier agent's answer: %s",
+		       err);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -140,6 +157,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	if (sig == SIGHUP) {
 		mr_log(MR_LEVEL_INFO, "agent", "SIGHUP: reloading the scripts");
+		a->load_began_ns = mr_sys_monotonic_ns();
 		mr_script_set_reload(a->scripts);
 		write_status(a);
 		mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
@@ -201,7 +219,10 @@ static int take_pid_file(struct agent *a, char *err, size_t errlen)
 	if (!path || !*path)
 		return 0;
 	a->pid_file = mr_pid_file_acquire(path, err, errlen);
-	return a->pid_file ? 0 : -errno;
+	if (!a->pid_file)
+		return -errno;
+	remove_status(a);
+	return 0;
 }
 
 /* The data plane, with the network tracer when asked and the kernel can:
@@ -278,6 +299,7 @@ static void close_parts(struct agent *a)
 		event_free(a->hup);
 	if (a->base)
 		event_base_free(a->base);
+	remove_status(a);
 	mr_pid_file_release(a->pid_file);
 }
 
@@ -287,6 +309,7 @@ static int run(struct agent *a, char *err, size_t errlen)
 
 	if (rc != 0)
 		return rc;
+	a->load_began_ns = mr_sys_monotonic_ns();
 	rc = mr_script_set_start(a->scripts, err, errlen);
 	if (rc != 0)
 		return rc;

@@ -4,7 +4,10 @@
  * moonrover command is never signalled. The signal goes through a pidfd
  * opened before the last check, so it cannot reach a process that took the
  * pid meanwhile. Then it waits for the agent's answer in its status file
- * (agent_status.h): a reload it tried after the signal. */
+ * (agent_status.h): a (re)load that began after the command asked, so one
+ * that read the scripts as the user left them. A reload already running
+ * when the signal is sent (another `moonrover reload`, a `kill -HUP`) read
+ * them earlier: its answer is not taken, the one to this signal is. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,18 +46,6 @@ static int send_hup(const char *pid_file, int32_t pid, char *err, size_t errlen)
 	return rc;
 }
 
-/* The reloads pid had reported before it was signalled: an answer counts
- * only past them. Without a status of its own yet, it is still starting
- * (its first start writes reload 0): the answer is its first reload. */
-static int64_t reloads_before(const char *pid_file, int32_t pid)
-{
-	struct mr_agent_status st;
-
-	if (mr_agent_status_read(pid_file, &st, NULL, 0) != 0 || st.pid != pid)
-		return 0;
-	return st.reload;
-}
-
 static void pause_ms(long ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
@@ -63,17 +54,18 @@ static void pause_ms(long ms)
 		;
 }
 
-/* Waits up to wait_ms for pid's answer. */
-static int wait_answer(const char *pid_file, int32_t pid, int64_t before, uint32_t wait_ms,
+/* Waits up to wait_ms for pid's answer to a reload asked at asked_ns. */
+static int wait_answer(const char *pid_file, int32_t pid, uint64_t asked_ns, uint32_t wait_ms,
 		       struct mr_agent_reload_answer *answer, char *err, size_t errlen)
 {
 	uint64_t end = mr_sys_monotonic_ns() + (uint64_t)wait_ms * 1000000ull;
 	struct mr_agent_status st;
 
 	for (unsigned polls = 1;; polls++) {
-		if (mr_agent_status_read(pid_file, &st, NULL, 0) == 0 && st.pid == pid &&
-		    st.reload > before) {
-			answer->outcome = st.ok ? MR_RELOAD_DONE : MR_RELOAD_REFUSED;
+		if (mr_agent_status_read(pid_file, &st, NULL, 0) == 0 &&
+		    mr_agent_status_answers(&st, pid, asked_ns)) {
+			answer->outcome = st.result == MR_AGENT_RESULT_OK ? MR_RELOAD_DONE
+									  : MR_RELOAD_REFUSED;
 			snprintf(answer->detail, sizeof(answer->detail), "%s", st.detail);
 			return 0;
 		}
@@ -91,16 +83,15 @@ static int wait_answer(const char *pid_file, int32_t pid, int64_t before, uint32
 int32_t mr_agent_reload(const char *pid_file, uint32_t wait_ms, struct mr_agent_reload_answer *answer,
 			char *err, size_t errlen)
 {
+	uint64_t asked_ns = mr_sys_monotonic_ns();
 	int32_t pid = mr_pid_file_holder(pid_file, err, errlen);
-	int64_t before;
 	int rc;
 
 	memset(answer, 0, sizeof(*answer));
 	if (pid < 0)
 		return pid;
-	before = reloads_before(pid_file, pid);
 	rc = send_hup(pid_file, pid, err, errlen);
 	if (rc == 0 && wait_ms > 0)
-		rc = wait_answer(pid_file, pid, before, wait_ms, answer, err, errlen);
+		rc = wait_answer(pid_file, pid, asked_ns, wait_ms, answer, err, errlen);
 	return rc ? rc : pid;
 }

@@ -1,28 +1,19 @@
 /* agent_status.h - the agent's answer to `moonrover reload`: the status
- * file beside its pid file, written after the first start and after each
- * reload, and read by the command that asked. */
+ * file beside its pid file, removed when the agent takes the pid file,
+ * written after the first start and after each reload, removed when it
+ * stops, and read by the command that asked. The file's functions are in
+ * api_test.h (struct mr_agent_status). */
 #ifndef MR_AGENT_AGENT_STATUS_H
 #define MR_AGENT_AGENT_STATUS_H
 
-#include <stddef.h>
 #include <stdint.h>
+
+#include "api_test.h"
 
 struct mr_script_set;
 
-/* What a status file says. */
-struct mr_agent_status {
-	int32_t pid;       /* the agent that wrote it */
-	int64_t reload;    /* reloads it tried before writing it (0: its first start) */
-	int ok;            /* that (re)load went through */
-	char detail[1024]; /* what it did, or why it refused */
-};
-
-/* Writes how the scripts' last (re)load went into the status file (the pid
- * file's path with ".status" added). 0, or a negative errno with
- * the reason in err. */
-int mr_agent_status_write(const char *pid_file, const struct mr_script_set *h, char *err, size_t errlen);
-/* Reads the status file of pid_file: 0, or a negative errno with the reason
- * in err (-ENOENT: there is none yet). */
-int mr_agent_status_read(const char *pid_file, struct mr_agent_status *out, char *err, size_t errlen);
+/* The status of this process for the scripts' last (re)load, which began
+ * at began_ns (CLOCK_MONOTONIC). */
+void mr_agent_status_of(const struct mr_script_set *h, uint64_t began_ns, struct mr_agent_status *out);
 
 #endif

@@ -80,7 +80,7 @@ int mr_pprof_message_build(struct mr_pprof_message *m, const mr_profile *p, cons
 	if (!err)
 		err = mr_pprof_symbols_build(&m->symbols, &m->strings, p, o->main_file);
 	if (!err)
-		err = mr_pprof_samples_build(&m->samples, &m->strings, p);
+		err = mr_pprof_samples_build(&m->samples, &m->strings, p, m->symbols.unknown_location);
 	if (!err)
 		err = set_string_table(m);
 	if (!err)

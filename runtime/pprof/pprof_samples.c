@@ -16,7 +16,8 @@ struct sample_input {
 	int64_t comm_key;
 	int64_t tid_key;
 	int64_t thread_key;
-	size_t next_location; /* where the next sample's location ids start */
+	uint64_t unknown_location; /* the location of a sample with no frame */
+	size_t next_location;      /* where the next sample's location ids start */
 };
 
 static int allocate(struct mr_pprof_samples *s, const mr_profile *p)
@@ -27,7 +28,7 @@ static int allocate(struct mr_pprof_samples *s, const mr_profile *p)
 
 	s->nsamples = mr_profile_sample_count(p);
 	for (i = 0; i < s->nsamples; i++)
-		nlocations += samples[i].depth;
+		nlocations += samples[i].depth ? samples[i].depth : 1;
 	s->samples = mr_zeroed_array(s->nsamples, sizeof(*s->samples));
 	s->sample_ptrs = mr_zeroed_array(s->nsamples, sizeof(*s->sample_ptrs));
 	s->location_ids = mr_zeroed_array(nlocations, sizeof(*s->location_ids));
@@ -84,6 +85,10 @@ static int set_sample(struct mr_pprof_samples *s, size_t i, struct sample_input 
 	for (j = 0; j < from->depth; j++)
 		out->location_id[j] = (uint64_t)stack[from->first + j] + 1;
 	out->n_location_id = from->depth;
+	if (from->depth == 0) {
+		out->location_id[0] = in->unknown_location;
+		out->n_location_id = 1;
+	}
 	in->next_location += out->n_location_id;
 	out->value = &s->values[i * VALUES_PER_SAMPLE];
 	out->value[0] = (int64_t)from->count;
@@ -93,7 +98,8 @@ static int set_sample(struct mr_pprof_samples *s, size_t i, struct sample_input 
 	return set_labels(s, i, in, from);
 }
 
-int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p)
+int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p,
+			   uint64_t unknown_location)
 {
 	struct sample_input in = {
 		.strings = strings,
@@ -102,6 +108,7 @@ int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings
 		.comm_key = mr_intern_add(strings, "comm"),
 		.tid_key = mr_intern_add(strings, "tid"),
 		.thread_key = mr_intern_add(strings, "thread"),
+		.unknown_location = unknown_location,
 	};
 	size_t i;
 	int err;

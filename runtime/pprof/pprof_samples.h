@@ -1,5 +1,6 @@
 /* pprof_samples.h - the samples of a pprof message built from an mr_profile:
- * values [count, nanos], locations leaf first, and labels "pid" (number) and
+ * values [count, nanos], locations leaf first (a sample with no frame has
+ * only the "[unknown]" location, pprof_symbols.h), and labels "pid" (number) and
  * "comm" (string), plus "tid" (number) and "thread" (its name) in per-thread
  * profiles. The process is a label, not a frame. */
 #ifndef MR_PPROF_PPROF_SAMPLES_H
@@ -19,8 +20,10 @@ struct mr_pprof_samples {
 	Pprof__Label **label_ptrs;
 };
 
-/* Returns 0 or -ENOMEM; call mr_pprof_samples_free() either way. */
-int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p);
+/* unknown_location: the location id a sample with no frame gets. Returns 0
+ * or -ENOMEM; call mr_pprof_samples_free() either way. */
+int mr_pprof_samples_build(struct mr_pprof_samples *s, struct mr_intern *strings, const mr_profile *p,
+			   uint64_t unknown_location);
 void mr_pprof_samples_free(struct mr_pprof_samples *s);
 
 #endif

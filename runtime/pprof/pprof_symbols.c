@@ -44,14 +44,28 @@ static uint64_t function_id(struct mr_pprof_symbols *s, int64_t name, int64_t fi
 	return f->id;
 }
 
+/* Whether some sample of p has no frame. */
+static int has_empty_sample(const mr_profile *p)
+{
+	const struct mr_sample *samples = mr_profile_samples(p);
+	size_t n = mr_profile_sample_count(p);
+
+	for (size_t i = 0; i < n; i++)
+		if (samples[i].depth == 0)
+			return 1;
+	return 0;
+}
+
 /* Room for one mapping per module but "none", plus the main one when named,
- * and one location (and at most one function) per frame. */
+ * and one location (and at most one function) per frame, plus "[unknown]". */
 static int allocate(struct mr_pprof_symbols *s, const mr_profile *p, const char *main_file)
 {
 	size_t nmodules = mr_profile_module_count(p);
 
 	s->nmappings = (nmodules ? nmodules - 1 : 0) + (main_file != NULL);
 	s->nlocations = mr_profile_frame_count(p);
+	if (has_empty_sample(p))
+		s->unknown_location = ++s->nlocations;
 	s->mappings = mr_zeroed_array(s->nmappings, sizeof(*s->mappings));
 	s->mapping_ptrs = mr_zeroed_array(s->nmappings, sizeof(*s->mapping_ptrs));
 	s->functions = mr_zeroed_array(s->nlocations, sizeof(*s->functions));
@@ -183,6 +197,12 @@ static int build_frame_locations(struct mr_pprof_symbols *s, struct mr_intern *s
 			return -ENOMEM;
 		s->locations[i].mapping_id = frames[i].module;
 		s->locations[i].address = frames[i].address;
+	}
+	if (s->unknown_location) {
+		uint32_t name = mr_intern_add(strings, "[unknown]");
+
+		if (name == MR_HASH_NONE || add_location(s, s->unknown_location - 1, name, 0))
+			return -ENOMEM;
 	}
 	return 0;
 }

@@ -2,6 +2,8 @@
  * mr_profile: one Mapping per module (id = module id), first the main one
  * when the profile names it (a profile of many processes), one Location per
  * frame (id = frame index + 1) and one Function per distinct (name, file).
+ * When some sample has no frame, one more Location, "[unknown]", for it to
+ * end at: so that its value falls under a function as well.
  * The process is no frame: samples carry it in labels (pprof_samples.h). */
 #ifndef MR_PPROF_PPROF_SYMBOLS_H
 #define MR_PPROF_PPROF_SYMBOLS_H
@@ -26,6 +28,7 @@ struct mr_pprof_symbols {
 	Pprof__Line *lines;
 	Pprof__Line **line_ptrs;
 	size_t nlocations;
+	uint64_t unknown_location; /* the id of "[unknown]", 0 when not needed */
 };
 
 /* Builds everything above, adding names to strings; main_file names the

@@ -142,8 +142,8 @@ mr_profiler *mr_profiler_open(const struct mr_profiler_opts *o, char *err, size_
 	p->opts.pids = NULL;
 	p->comms = mr_pid_table_new(MR_COMM_LEN + 1);
 	p->sym = mr_symbolizer_new(o->kernel, err, errlen);
-	if (!p->comms || !p->sym) {
-		if (!p->comms)
+	if (!p->comms || !p->sym || (o->per_thread && mr_profiler_threads_init(p) != 0)) {
+		if (p->sym)
 			snprintf(err, errlen, "out of memory");
 		mr_profiler_close(p);
 		return NULL;
@@ -294,6 +294,7 @@ void mr_profiler_close(mr_profiler *p)
 	profiler_bpf__destroy(p->skel);
 	mr_symbolizer_free(p->sym);
 	mr_pid_table_free(p->comms);
+	mr_profiler_threads_free(p);
 	free(p->exited);
 	free(p);
 }

@@ -31,7 +31,6 @@ struct drain {
 	mr_profile *prof;
 	int stacks_fd;
 	int stacks_spill_fd;
-	struct mr_pid_table *threads; /* names of the threads seen (per-thread profiles only) */
 	uint32_t frames[MAX_FRAMES];
 	uint32_t depth;
 };
@@ -156,7 +155,7 @@ static int add_sample(struct drain *d, const struct mr_stack_key *k, const struc
 	if (rc != 0)
 		return rc;
 	d->p->stacks_drained++;
-	thread.name = k->tid ? mr_profiler_thread_name(d->threads, k->pid, k->tid) : "";
+	thread.name = k->tid ? mr_profiler_thread_name(d->p, k->pid, k->tid) : "";
 	return mr_profile_thread_sample_add(d->prof, k->pid, comm_of(d, k->pid, comm, sizeof(comm)), &thread,
 					    d->frames, d->depth, v->count, nanos, NULL, 0);
 }
@@ -216,7 +215,7 @@ static int drain_generation(struct drain *d, __u32 gen)
 	return rc ? rc : spill_rc;
 }
 
-/* A drain of p into prof (with a table of thread names when per-thread), or NULL. */
+/* A drain of p into prof, or NULL. */
 static struct drain *drain_new(struct mr_profiler *p, mr_profile *prof)
 {
 	struct drain *d = calloc(1, sizeof(*d));
@@ -227,13 +226,6 @@ static struct drain *drain_new(struct mr_profiler *p, mr_profile *prof)
 	d->prof = prof;
 	d->stacks_fd = bpf_map__fd(p->skel->maps.stacks);
 	d->stacks_spill_fd = bpf_map__fd(p->skel->maps.stacks_spill);
-	if (p->opts.per_thread) {
-		d->threads = mr_pid_table_new(MR_COMM_LEN + 1);
-		if (!d->threads) {
-			free(d);
-			return NULL;
-		}
-	}
 	return d;
 }
 
@@ -259,7 +251,6 @@ int mr_profiler_drain(mr_profiler *p, mr_profile *prof, char *err, size_t errlen
 		later_rc = drain_generation(d, !idle); /* what earlier drains put off */
 		rc = rc ? rc : later_rc;
 	}
-	mr_pid_table_free(d->threads);
 	free(d);
 	p->drains++;
 	mr_profiler_forget_exited(p);

@@ -31,8 +31,11 @@ struct mr_profiler {
 	struct bpf_link *exit_link;
 	struct ring_buffer *notices;
 	mr_symbolizer *sym;
-	struct mr_unwinder *unwind; /* NULL when user stacks are walked by frame pointer */
-	struct mr_pid_table *comms; /* pid -> name (MR_COMM_LEN + 1 bytes) */
+	struct mr_unwinder *unwind;   /* NULL when user stacks are walked by frame pointer */
+	struct mr_pid_table *comms;   /* pid -> name (MR_COMM_LEN + 1 bytes) */
+	struct mr_pid_table *threads; /* tid -> its pid and name (profiler_threads.c) */
+	int32_t *thread_ids;          /* the tids in threads, for forgetting a process's */
+	size_t nthread_ids, thread_ids_cap;
 	struct mr_exited_process *exited;
 	size_t nexited, exited_cap;
 	uint64_t start_ns;
@@ -52,8 +55,14 @@ int mr_profiler_handle_notice(void *ctx, void *data, size_t size);
 int mr_profiler_check_cfi(char *detail, size_t len);
 /* Forgets the exited processes whose samples have all been drained. */
 void mr_profiler_forget_exited(struct mr_profiler *p);
-/* The name of thread tid of pid, read once into names (tid -> MR_COMM_LEN + 1
- * bytes); "" when the thread is gone or memory is short. It moves at the next call. */
-const char *mr_profiler_thread_name(struct mr_pid_table *names, int32_t pid, int32_t tid);
+/* The table of thread names: 0, or -ENOMEM. */
+int mr_profiler_threads_init(struct mr_profiler *p);
+void mr_profiler_threads_free(struct mr_profiler *p);
+/* The name of thread tid of pid, read the first time it is asked for; ""
+ * when the thread was gone by then or memory is short. It moves at the next
+ * call. */
+const char *mr_profiler_thread_name(struct mr_profiler *p, int32_t pid, int32_t tid);
+/* Forgets the names of pid's threads. */
+void mr_profiler_forget_threads(struct mr_profiler *p, int32_t pid);
 
 #endif

@@ -104,6 +104,7 @@ void mr_profiler_forget_exited(struct mr_profiler *p)
 		}
 		mr_symbolizer_forget(p->sym, p->exited[i].pid);
 		mr_pid_table_remove(p->comms, p->exited[i].pid);
+		mr_profiler_forget_threads(p, p->exited[i].pid);
 		p->exited[i] = p->exited[--p->nexited];
 	}
 }

@@ -7,6 +7,7 @@
 -- them): these specs are about the command line, not the unwinder, and that
 -- keeps each run's program load short.
 local e2e = require("support.e2e")
+local profile_e2e = require("support.profile_e2e")
 local folded = require("moonrover.profiling.writers.folded")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
@@ -35,30 +36,50 @@ local function thread_frames(text)
   return threads
 end
 
-describe("moonrover profile's command line (end to end)", function()
-  local dir, pids, go_env
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    pids = {}
-    go_env = "HOME=" .. dir .. " GOPATH=" .. dir .. "/go GOCACHE=" .. dir .. "/gocache GOPROXY=off GOFLAGS=-mod=mod "
-  end)
-
-  after_each(function()
-    for _, pid in ipairs(pids) do
-      e2e.kill(pid)
+-- The names each thread id of a per-thread folded profile is shown with ("" for
+-- a bare `tid-N`), as a set per tid.
+local function names_by_tid(text)
+  local tids = {}
+  for _, s in ipairs(folded.parse(text)) do
+    local frame = s.frames[1] or ""
+    local tid = frame:match("^tid%-(%d+)")
+    if tid then
+      tids[tid] = tids[tid] or {}
+      tids[tid][frame:match("^tid%-%d+ %((.*)%)$") or ""] = true
     end
-    e2e.rmdir(dir)
+  end
+  return tids
+end
+
+-- The ids of pid's threads but the main one, from /proc/PID/task, as a set.
+local function thread_ids(pid)
+  local code, out = e2e.run("ls /proc/" .. pid .. "/task")
+  assert.same(0, code)
+  local ids = {}
+  for id in out:gmatch("%d+") do
+    if tonumber(id) ~= pid then
+      ids[tonumber(id)] = true
+    end
+  end
+  return ids
+end
+
+describe("moonrover profile's command line (end to end)", function()
+  local run = profile_e2e.new()
+  local dir
+
+  before_each(run:starter())
+  after_each(run:finisher())
+  before_each(function()
+    dir = run.dir
   end)
 
   local function spawn(name, args)
-    local pid = e2e.spawn(name, args)
-    pids[#pids + 1] = pid
-    return pid
+    return run:spawn(name, args)
   end
 
   local function pprof(args, file)
-    local code, out, err = e2e.run(go_env .. "go tool pprof " .. args .. " " .. e2e.quote(file))
+    local code, out, err = run:pprof(args, file)
     assert.same(0, code, err)
     return out
   end
@@ -121,16 +142,33 @@ describe("moonrover profile's command line (end to end)", function()
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "--per-thread", "--no-kernel",
       "--unwind", "fp", "-o", out })
     assert.same(0, code, stderr)
-    local threads = thread_frames(e2e.read_all(out))
+    local threads, ids = thread_frames(e2e.read_all(out)), thread_ids(pid)
     for _, name in ipairs(THREAD_NAMES) do
       assert(threads[name], "no frame of thread " .. name .. " in:\n" .. e2e.read_all(out))
       assert.same("named_threads", threads[name].process)
-      assert(threads[name].tid > pid, "a thread's id, not the process's: " .. threads[name].tid)
+      assert(ids[threads[name].tid], "not one of the process's threads: " .. threads[name].tid)
     end
     code = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "1", "--no-kernel", "--unwind", "fp", "-o",
       dir .. "/whole.folded" })
     assert.same(0, code)
     assert.same({}, thread_frames(e2e.read_all(dir .. "/whole.folded")))
+  end)
+
+  it("names a thread alike in every drain, after it has exited too", function()
+    -- The threads spin 4 s and exit with the process: the first drain (2 s)
+    -- reads their names, the last ones come after they are gone.
+    local pid = spawn("named_threads", "4")
+    local out = dir .. "/exited.folded"
+    local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "20", "--per-thread",
+      "--no-kernel", "--unwind", "fp", "-o", out })
+    assert.same(0, code, stderr)
+    for tid, names in pairs(names_by_tid(e2e.read_all(out))) do
+      local list = {}
+      for name in pairs(names) do
+        list[#list + 1] = name == "" and "(none)" or name
+      end
+      assert(#list == 1, "thread " .. tid .. " shown as " .. table.concat(list, ", ") .. " in:\n" .. e2e.read_all(out))
+    end
   end)
 
   it("labels pprof samples with their thread, and lists no process as a function", function()

@@ -1,6 +1,7 @@
 -- End-to-end specs for `moonrover profile` and `moonrover check`: real BPF,
 -- real workloads, real output files read back by real readers.
 local e2e = require("support.e2e")
+local profile_e2e = require("support.profile_e2e")
 local folded = require("moonrover.profiling.writers.folded")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
@@ -50,24 +51,17 @@ local function round_seconds(have, spent)
 end
 
 describe("moonrover profile (end to end)", function()
-  local dir, pids
+  local run = profile_e2e.new()
+  local dir
 
+  before_each(run:starter())
+  after_each(run:finisher())
   before_each(function()
-    dir = e2e.tmpdir()
-    pids = {}
-  end)
-
-  after_each(function()
-    for _, pid in ipairs(pids) do
-      e2e.kill(pid)
-    end
-    e2e.rmdir(dir)
+    dir = run.dir
   end)
 
   local function spawn(name, args)
-    local pid = e2e.spawn(name, args)
-    pids[#pids + 1] = pid
-    return pid
+    return run:spawn(name, args)
   end
 
   -- One on-CPU profile of pid, user frames only, into out; its sums by leaf
@@ -176,8 +170,7 @@ describe("moonrover profile (end to end)", function()
     local out = dir .. "/cpu.pb.gz"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "-o", out })
     assert.same(0, code, stderr)
-    local env = "HOME=" .. dir .. " GOPATH=" .. dir .. "/go GOCACHE=" .. dir .. "/gocache GOPROXY=off GOFLAGS=-mod=mod "
-    local rc, top, err = e2e.run(env .. "go tool pprof -top " .. e2e.quote(out))
+    local rc, top, err = run:pprof("-top", out)
     assert.same(0, rc, err)
     assert.matches("burn_alpha", top)
     assert.matches("burn_beta", top)

@@ -5,6 +5,7 @@
 -- where --unwind fp loses the callers of its frameless functions.
 local C = require("moonrover.consts")
 local e2e = require("support.e2e")
+local profile_e2e = require("support.profile_e2e")
 local folded = require("moonrover.profiling.writers.folded")
 local profiler = require("moonrover.profiling.profiler")
 
@@ -37,18 +38,13 @@ local function share_ending(chains, tail)
 end
 
 describe("CFI unwinding (end to end)", function()
-  local dir, pids
+  local run = profile_e2e.new()
+  local dir
 
+  before_each(run:starter())
+  after_each(run:finisher())
   before_each(function()
-    dir = e2e.tmpdir()
-    pids = {}
-  end)
-
-  after_each(function()
-    for _, pid in ipairs(pids) do
-      e2e.kill(pid)
-    end
-    e2e.rmdir(dir)
+    dir = run.dir
   end)
 
   local function profile(pid, extra)
@@ -62,9 +58,7 @@ describe("CFI unwinding (end to end)", function()
 
   -- program: the frameless workload's build (default "frameless")
   local function spawn(mode, program)
-    local pid = e2e.spawn(program or "frameless", mode .. " 30")
-    pids[#pids + 1] = pid
-    return pid
+    return run:spawn(program or "frameless", mode .. " 30")
   end
 
   it("keeps the caller of a frameless leaf on-CPU, down to libc's start", function()
@@ -148,7 +142,7 @@ while time.monotonic() < end:
     local started = io.popen("/usr/bin/python3 " .. e2e.quote(script) .. " >/dev/null 2>&1 & echo $!")
     local pid = tonumber(started:read("*l"))
     started:close()
-    pids[#pids + 1] = pid
+    run:own(pid)
     local text = profile(pid, { "--unwind", "cfi", "--no-kernel" })
     -- The loop runs in _decimal and libmpdec, loaded a second into the run:
     -- their frames are unwound by their own tables, and the chain goes on

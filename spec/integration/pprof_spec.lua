@@ -166,6 +166,16 @@ describe("mr_pprof_write", function()
     assert.matches("\n%s+0%s+0%%%s+100%%%s+400ms%s+100%%%s+main\n", cpu)
   end)
 
+  it("puts a sample with no frame under [unknown], so that -top adds up to the total", function()
+    local p = on_cpu_profile()
+    add(p, 4242, "app", {}, 10, 10 * 10 * MS)
+    local path = tmp .. "/cpu.pb.gz"
+    assert.equal(0, write(p, path, 0))
+    local top = pprof("-top -sample_index=samples", path)
+    assert.matches("\n%s+10%s+20%.00%%%s+[%d.]+%%%s+10%s+20%.00%%%s+%[unknown%]\n", top)
+    assert.matches("accounting for 50, 100%% of 50 total", top)
+  end)
+
   it("keeps stacks leaf first, the process in labels and not as a frame", function()
     local path = tmp .. "/cpu.pb.gz"
     assert.equal(0, write(on_cpu_profile(), path, 0))

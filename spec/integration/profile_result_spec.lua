@@ -49,6 +49,17 @@ describe("mr_profile_copy", function()
     assert.same("app", stacks[1].comm)
   end)
 
+  it("marks which frames are symbols and which are addresses without one", function()
+    local p = build.new()
+    local m = build.module(p, "/usr/bin/app", "abcd", true)
+    local address = rt.ffi.new("struct mr_frame", { name = build.string(p, "app+0x99"), module = m, address = 0x99,
+      kind = lib.MR_FRAME_USER, resolved = 0 })
+    assert(build.sample(p, 7, "app", { build.add_frame(p, address), build.frame(p, "main", m, 0x10) }, 1, 1e6))
+    local stacks = require("moonrover.profiling.profile_view").stacks(p)
+    assert.same({ "main", "app+0x99" }, stacks[1].frames)
+    assert.same({ true, false }, stacks[1].resolved)
+  end)
+
   it("sums into stacks the destination already has, and copies all with no pids", function()
     local src = two_processes()
     local dst = copy(src, {})

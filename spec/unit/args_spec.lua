@@ -97,6 +97,34 @@ describe("args.parse, the forms people type", function()
     assert.truthy(v)
     assert.same({ "-3" }, pos)
   end)
+
+  it("takes every word after '--' as positional, even one that looks like an option", function()
+    local v, pos = args.parse(FORMS, { "-F", "49", "--", "--off-cpu", "-d1" })
+    assert.same(49, v.frequency)
+    assert.is_nil(v["off-cpu"])
+    assert.same({ "--off-cpu", "-d1" }, pos)
+  end)
+end)
+
+describe("args.wants_help", function()
+  local FORMS = {
+    { name = "output", short = "o", arg = "FILE", help = "where" },
+    { name = "off-cpu", help = "blocked time" },
+  }
+
+  it("sees -h and --help where an option is expected", function()
+    assert.is_true(args.wants_help(FORMS, { "-h" }))
+    assert.is_true(args.wants_help(FORMS, { "--off-cpu", "--help" }))
+    assert.is_true(args.wants_help(FORMS, { "-o", "x", "-h" }))
+  end)
+
+  it("takes -h as the value of an option that needs one, and leaves words after '--' alone", function()
+    assert.is_false(args.wants_help(FORMS, { "-o", "-h" }))
+    assert.is_false(args.wants_help(FORMS, { "--output", "--help" }))
+    assert.is_false(args.wants_help(FORMS, { "--", "-h" }))
+    local v = assert(args.parse(FORMS, { "-o", "-h" }))
+    assert.same("-h", v.output)
+  end)
 end)
 
 describe("args.one_of", function()

@@ -21,6 +21,17 @@ describe("profiling.progress", function()
     assert.matches("^profiling 10.0 s / 10.0 s", progress.text(10.4 * S, 10 * S, {}))
   end)
 
+  it("puts a warning on a line of its own above the status line, and alone off a terminal", function()
+    local shown, out = recorder(true)
+    shown:tick(101 * S, function() return { samples = 1 } end)
+    shown:warn("moonrover profile: careful")
+    assert.same("\r\27[Kmoonrover profile: careful\nprofiling 1.0 s / 10.0 s   samples 1   lost 0   processes 0",
+      out[2])
+    shown, out = recorder(false)
+    shown:warn("moonrover profile: careful")
+    assert.same({ "moonrover profile: careful\n" }, out)
+  end)
+
   it("rewrites the line about once a second, reading the stats only then", function()
     local shown, out = recorder(true)
     local reads = 0

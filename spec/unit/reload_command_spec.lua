@@ -17,12 +17,24 @@ describe("moonrover reload's options", function()
   end)
 
   it("refuses a wait of nothing, of more than an hour, or that is not a duration", function()
-    for text, why in pairs({ ["0"] = "is not above 0", ["2h"] = "at most an hour", ["soon"] = "is not a duration" }) do
+    local reasons = { ["0"] = "is not a duration above zero", ["2h"] = "is more than an hour",
+      ["soon"] = "is not a duration" }
+    for text, why in pairs(reasons) do
       local values, err = parse({ "--timeout", text })
       assert.is_nil(values)
       assert.matches("^invalid value for %-%-timeout: '" .. text .. "' ", err)
       assert.matches(why, err, 1, true)
     end
+  end)
+
+  it("refuses --timeout with --no-wait as a usage error, before signalling anything", function()
+    local values, _, given = parse({ "--timeout", "30s", "--no-wait" })
+    local saved, said = io.stderr, {}
+    io.stderr = { write = function(_, text) said[#said + 1] = text end } -- luacheck: ignore 122 (captures the error)
+    local code = reload.run(values, given)
+    io.stderr = saved -- luacheck: ignore 122
+    assert.equal(2, code)
+    assert.matches("^moonrover reload: %-%-timeout and %-%-no%-wait cannot go together", table.concat(said))
   end)
 
   it("lists every exit status in its help", function()

@@ -56,10 +56,11 @@ describe("summary.compute", function()
 
   it("counts addresses without a symbol by their module, as perf does", function()
     local s = summary.compute({
-      { comm = "python3", pid = 7, frames = { "main", "python3.11+0x1cfb20" }, count = 6 },
-      { comm = "python3", pid = 7, frames = { "main", "python3.11+0x1cfb25" }, count = 4 },
-      { comm = "python3", pid = 7, frames = { "main", "libc.so.6+0x9a0", "python3.11+0x1cfb20" }, count = 2 },
-      { comm = "python3", pid = 7, frames = { "main", "PyEval_EvalFrame" }, count = 1 },
+      { comm = "python3", pid = 7, frames = { "main", "python3.11+0x1cfb20" }, resolved = { true, false }, count = 6 },
+      { comm = "python3", pid = 7, frames = { "main", "python3.11+0x1cfb25" }, resolved = { true, false }, count = 4 },
+      { comm = "python3", pid = 7, frames = { "main", "libc.so.6+0x9a0", "python3.11+0x1cfb20" },
+        resolved = { true, false, false }, count = 2 },
+      { comm = "python3", pid = 7, frames = { "main", "PyEval_EvalFrame" }, resolved = { true, true }, count = 1 },
     }, {}, 10)
     assert.same({ { name = "[python3.11]", value = 12 }, { name = "PyEval_EvalFrame", value = 1 } },
       { { name = s.top_self[1].name, value = s.top_self[1].value },
@@ -70,9 +71,13 @@ describe("summary.compute", function()
   end)
 
   it("keeps a symbol's own name whatever it looks like", function()
-    assert.same("operator+", summary.function_of("operator+"))
-    assert.same("[kernel.kallsyms]", summary.function_of("[kernel.kallsyms]+0xff"))
-    assert.same("a+0xzz", summary.function_of("a+0xzz"))
+    assert.same("operator+", summary.function_of("operator+", true))
+    assert.same("[kernel.kallsyms]", summary.function_of("[kernel.kallsyms]+0xff", false))
+    assert.same("a+0xzz", summary.function_of("a+0xzz", false))
+    assert.same("LazyCompile:stub+0x10", summary.function_of("LazyCompile:stub+0x10", true))
+    local jit = { pid = 9, frames = { "main", "jit_stub+0x1f" }, resolved = { true, true }, count = 3 }
+    local s = summary.compute({ jit }, {}, 10)
+    assert.same("jit_stub+0x1f", s.top_self[1].name)
   end)
 
   it("handles an empty profile", function()

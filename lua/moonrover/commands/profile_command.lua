@@ -47,6 +47,16 @@ _M.options = {
 -- The main binary pprof names ("File:") of a whole-system profile, which has none.
 _M.WHOLE_SYSTEM_FILE = "moonrover whole-system profile"
 
+-- The name pprof gets for the main binary: the synthetic one unless a single
+-- process is profiled (several may run different executables), nil to keep
+-- that process's executable.
+function _M.main_file(pids)
+  if pids and #pids == 1 then
+    return nil
+  end
+  return _M.WHOLE_SYSTEM_FILE
+end
+
 local DRAIN_INTERVAL_NS = 2e9
 local POLL_MAX_MS = 200
 
@@ -141,7 +151,7 @@ end
 local function write_output(p, job, stacks, meta, out)
   if job.format == "pprof" then
     local ok, err = rt.call(rt.lib.mr_pprof_write, p.profile, out.handle, job.off_cpu and 1 or 0,
-      p.period_ns, meta.duration_ns, not job.pids and _M.WHOLE_SYSTEM_FILE or nil)
+      p.period_ns, meta.duration_ns, _M.main_file(job.pids))
     if not ok then
       out:abort()
       return nil, "cannot write " .. job.output .. ": " .. err
@@ -211,6 +221,9 @@ local function run_profiler(job)
   local started = monotonic_ns()
   local shown = progress.new({ tty = rt.lib.mr_sys_stderr_is_tty() == 1, started_ns = started,
     duration_ns = job.duration_ns })
+  for _, warning in ipairs(job.warnings) do
+    shown:warn(warning)
+  end
   local ok
   ok, err = p:start()
   if ok then
@@ -273,9 +286,6 @@ function _M.run(values, given)
   if not job then
     io.stderr:write("moonrover profile: " .. err .. "\n")
     return EXIT_USAGE
-  end
-  for _, warning in ipairs(job.warnings) do
-    io.stderr:write(warning .. "\n")
   end
   job.launch_ns = launch_ns
   local ok

@@ -2,11 +2,11 @@
 -- scripts (SIGHUP through its pid file, only to the process holding that file's
 -- lock: see runtime/files/pid_file.h), then waits for the agent's answer in its
 -- status file and turns it into an exit code.
-local duration = require("moonrover.lib.duration")
+local args = require("moonrover.lib.args")
 local rt = require("moonrover.rt")
 
 -- The exit codes, as `reload --help` and docs/configuration.md list them.
-local EXIT = { reloaded = 0, error = 1, refused = 3, no_answer = 4 }
+local EXIT = { reloaded = 0, error = 1, usage = 2, refused = 3, no_answer = 4 }
 local MAX_WAIT_S = 3600
 
 local _M = {
@@ -26,15 +26,13 @@ local _M = {
     "  4  no answer within --timeout (the agent may still be reloading: see its log)",
 }
 
+-- A duration above zero (args.duration), and at most an hour.
 local function wait_seconds(text)
-  local s, err = duration.seconds(text)
-  if not s then
-    return nil, err
+  local s, err = args.duration(text)
+  if s and s > MAX_WAIT_S then
+    return nil, "'" .. text .. "' is more than an hour"
   end
-  if s <= 0 or s > MAX_WAIT_S then
-    return nil, "'" .. text .. "' is not above 0 and at most an hour"
-  end
-  return s
+  return s, err
 end
 
 _M.options = {
@@ -44,7 +42,11 @@ _M.options = {
   { name = "no-wait", help = "only signal the agent, and exit 0 once it is signalled" },
 }
 
-function _M.run(values)
+function _M.run(values, given)
+  if given and given.timeout and values["no-wait"] then
+    io.stderr:write("moonrover reload: --timeout and --no-wait cannot go together (usage: " .. _M.usage .. ")\n")
+    return EXIT.usage
+  end
   local wait_ms = values["no-wait"] and 0 or math.ceil(values.timeout * 1000)
   local answer = rt.ffi.new("struct mr_agent_reload_answer")
   local pid, err = rt.call(rt.lib.mr_agent_reload, values["pid-file"], wait_ms, answer)

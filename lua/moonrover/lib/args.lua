@@ -1,6 +1,7 @@
 -- args.lua - command-line options from a declarative list: parsing
--- (--name value, --name=value, -n value, -nvalue, flags) and the --help text,
--- and the value converters every command shares (durations, choices, pids).
+-- (--name value, --name=value, -n value, -nvalue, flags, `--` ending the
+-- options) and the --help text, and the value converters every command shares
+-- (durations, choices, pids).
 --
 -- An option: { name = "duration", short = "d", arg = "SECONDS", help = "...",
 --              default = 10, convert = function(text) return value or nil, err end }
@@ -56,33 +57,55 @@ local function split(word)
   return nil, short, attached ~= "" and attached or nil
 end
 
--- Returns values (with defaults filled in), the positional words and the set
--- of option names given on the command line, or nil and a one-line error.
-function _M.parse(options, argv)
-  local values, positional, given = {}, {}, {}
+-- Walks argv as parse reads it, calling on_option(o, text, word) for each option
+-- (nil when unknown) and on_positional(word) for each other word; every word
+-- after `--` is positional. Stops at the first non-nil result of a callback.
+local function walk(options, argv, on_option, on_positional)
   local i = 1
   while i <= #argv do
     local word = argv[i]
     local name, short, inline = split(word)
-    if not name and not short then
-      positional[#positional + 1] = word
+    local result
+    if word == "--" then
+      for j = i + 1, #argv do
+        result = result or on_positional(argv[j])
+      end
+      return result
+    elseif not name and not short then
+      result = on_positional(word)
     else
       local o = find_option(options, name, short)
-      if not o then
-        return nil, "unknown option " .. word
-      end
       local text = inline
-      if o.arg and text == nil then
+      if o and o.arg and text == nil then
         i = i + 1
         text = argv[i]
       end
-      local ok, err = set_value(values, o, text)
-      if not ok then
-        return nil, err
-      end
-      given[o.name] = true
+      result = on_option(o, text, word)
+    end
+    if result ~= nil then
+      return result
     end
     i = i + 1
+  end
+  return nil
+end
+
+-- Returns values (with defaults filled in), the positional words and the set
+-- of option names given on the command line, or nil and a one-line error.
+function _M.parse(options, argv)
+  local values, positional, given = {}, {}, {}
+  local err = walk(options, argv, function(o, text, word)
+    if not o then
+      return "unknown option " .. word
+    end
+    local ok, why = set_value(values, o, text)
+    given[o.name] = true
+    return not ok and why or nil
+  end, function(word)
+    positional[#positional + 1] = word
+  end)
+  if err then
+    return nil, err
   end
   for _, o in ipairs(options) do
     if values[o.name] == nil then
@@ -90,6 +113,16 @@ function _M.parse(options, argv)
     end
   end
   return values, positional, given
+end
+
+-- Whether argv asks for help (-h or --help) where an option is expected: not
+-- as the value of an option that takes one, nor after `--`.
+function _M.wants_help(options, argv)
+  return walk(options, argv, function(_, _, word)
+    if word == "--help" or word == "-h" then
+      return true
+    end
+  end, function() end) == true
 end
 
 -- Renders "usage" plus one aligned line (or more) per option, if any.

@@ -1,7 +1,9 @@
 -- profile_view.lua - turns a runtime profile (mr_profile, through the FFI)
 -- into the plain Lua stacks the writers and the summary read:
--- { comm, pid, frames = {root .. leaf}, kinds = {...}, count, nanos }, and
--- tid and thread (its name, "" when unknown) in per-thread profiles.
+-- { comm, pid, frames = {root .. leaf}, kinds = {...}, resolved = {...},
+-- count, nanos }, and tid and thread (its name, "" when unknown) in
+-- per-thread profiles. resolved[i] is true when frames[i] is a symbol's name,
+-- false when it is an address ("module+0xoffset").
 local C = require("moonrover.consts")
 local rt = require("moonrover.rt")
 
@@ -35,11 +37,12 @@ function _M.stacks(prof)
   local out = {}
   for i = 0, n - 1 do
     local s = samples[i]
-    local names, kinds = {}, {}
+    local names, kinds, resolved = {}, {}, {}
     for j = s.depth - 1, 0, -1 do
       local f = frames[stack[s.first + j]]
       names[#names + 1] = name(f.name)
       kinds[#kinds + 1] = KINDS[f.kind] or "unknown"
+      resolved[#resolved + 1] = f.resolved ~= 0
     end
     out[#out + 1] = {
       comm = name(s.comm),
@@ -48,6 +51,7 @@ function _M.stacks(prof)
       thread = s.tid ~= 0 and name(s.thread) or nil,
       frames = names,
       kinds = kinds,
+      resolved = resolved,
       count = tonumber(s.count),
       nanos = tonumber(s.nanos),
     }

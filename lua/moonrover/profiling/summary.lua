@@ -9,10 +9,12 @@
 -- "pid 7"), off_cpu.
 --
 -- An address no symbol covers is a frame "module+0xoffset" (the drain names
--- it so); the symbolizer knows no bounds of a function it has no symbol
--- for, so the summary cannot tell which such addresses share a function and
--- counts them by module instead, as "[module]" (perf's way). Folded and SVG
--- output keep the addresses.
+-- it so), marked unresolved in the stack's `resolved` list (profile_view.lua);
+-- the symbolizer knows no bounds of a function it has no symbol for, so the
+-- summary cannot tell which such addresses share a function and counts them
+-- by module instead, as "[module]" (perf's way). A symbol keeps its name,
+-- whatever it looks like (a JIT's "stub+0x10"); so does every frame of a
+-- stack without a `resolved` list. Folded and SVG output keep the addresses.
 local C = require("moonrover.consts")
 local folded = require("moonrover.profiling.writers.folded")
 
@@ -28,18 +30,19 @@ local function add(map, name, v)
   map[name] = (map[name] or 0) + v
 end
 
--- The name a frame is counted under: "[module]" for an address without a symbol.
-function _M.function_of(frame)
-  local module = frame:match("^(.+)%+0x%x+$")
+-- The name a frame is counted under: "[module]" for an address without a
+-- symbol (resolved false), else the frame's own.
+function _M.function_of(frame, resolved)
+  local module = resolved == false and frame:match("^(.+)%+0x%x+$")
   if not module then return frame end
   return module:match("^%[.*%]$") or ("[" .. module .. "]")
 end
 
 -- Adds v to every distinct function of the stack, once even if recursive.
-local function add_total(totals, frames, v)
+local function add_total(totals, frames, resolved, v)
   local seen = {}
-  for _, frame in ipairs(frames) do
-    local name = _M.function_of(frame)
+  for i, frame in ipairs(frames) do
+    local name = _M.function_of(frame, resolved[i])
     if not seen[name] then
       seen[name] = true
       add(totals, name, v)
@@ -72,11 +75,11 @@ function _M.compute(stacks, meta, n)
   local selfs, totals, procs = {}, {}, {}
   for _, stack in ipairs(stacks) do
     local v = folded.value_of(stack, meta)
-    local frames = stack.frames or {}
+    local frames, resolved = stack.frames or {}, stack.resolved or {}
     if v > 0 then
       total, nstacks = total + v, nstacks + 1
-      if #frames > 0 then add(selfs, _M.function_of(frames[#frames]), v) end
-      add_total(totals, frames, v)
+      if #frames > 0 then add(selfs, _M.function_of(frames[#frames], resolved[#frames]), v) end
+      add_total(totals, frames, resolved, v)
       local key = process_key(stack)
       if not procs[key] then procs[key], nprocs = true, nprocs + 1 end
     end
