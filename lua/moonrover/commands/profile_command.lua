@@ -108,9 +108,7 @@ function _M.job_from(values, given)
   }
 end
 
-local function monotonic_ns()
-  return tonumber(rt.lib.mr_sys_monotonic_ns())
-end
+local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 
 local function ms_until(deadline, now)
   return math.max(0, math.floor((deadline - now) / 1e6))
