@@ -110,8 +110,12 @@ static int make_queues(struct mr_data_plane *d)
 		if (!d->queues[MR_STREAM_BENCH])
 			return -ENOMEM;
 	}
-	if ((d->opts.flags & MR_DATA_PLANE_NET) && make_net_queues(d) != 0)
-		return -ENOMEM;
+	if (d->opts.flags & MR_DATA_PLANE_NET) {
+		int rc = make_net_queues(d);
+
+		if (rc != 0)
+			return rc;
+	}
 	d->tally = mr_pid_table_new(sizeof(uint64_t));
 	return d->tally ? 0 : -ENOMEM;
 }
