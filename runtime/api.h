@@ -153,7 +153,10 @@ void mr_output_abort(mr_output *o);
  * of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm labels
  * (and tid and thread in per-thread profiles); the process is no frame.
  * main_file names the main mapping, pprof's "File:" (a profile of many
- * processes has no main binary); NULL: the sampled executable. */
+ * processes has no main binary); NULL: the sampled executable. A failed
+ * write returns its negative errno with what failed and where the data was
+ * going in err, without the path: the caller says "cannot write PATH: " and
+ * aborts out. */
 int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_t period_ns,
 		   uint64_t duration_ns, const char *main_file, char *err, size_t errlen);
 
