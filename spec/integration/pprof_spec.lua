@@ -1,6 +1,6 @@
 -- pprof_spec.lua - mr_pprof_write (runtime/pprof/): writes profiles and reads
 -- them back with the real reader, `go tool pprof`; a failed write names where.
-local C = require("moonrover.consts")
+local T = require("moonrover.consts_test")
 local build = require("support.profile_builder")
 local output_file = require("moonrover.output_file")
 local rt = require("moonrover.rt").with_test_api()
@@ -101,7 +101,7 @@ end
 -- A blocked read: schedule (kernel) <- read (libc) <- main, pid 77 "server".
 local function off_cpu_profile()
   local p = new_profile()
-  local kernel = module(p, C.MR_KERNEL_MODULE, "")
+  local kernel = module(p, T.MR_KERNEL_MODULE, "")
   local libc = module(p, "/usr/lib/x86_64-linux-gnu/libc.so.6", "feedface")
   local server = module(p, "/usr/sbin/server", "", true)
   local stack = {
