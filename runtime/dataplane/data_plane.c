@@ -17,6 +17,7 @@
 #include "base/byte_queue.h"
 #include "base/spsc_queue.h"
 #include "base/pid_table.h"
+#include "pid_filter.h"
 
 #define DEFAULT_QUEUE_CAPACITY 65536u
 #define MAX_QUEUE_CAPACITY (1u << 24)
@@ -33,7 +34,7 @@
 #define MAX_NET_QUEUE_BYTES (1u << 30)
 #define DEFAULT_NET_CONNECTIONS 65536u
 #define MAX_NET_CONNECTIONS (1u << 22)
-#define MAX_NET_PIDS 4096u
+#define MAX_NET_PIDS ((uint32_t)MR_PID_FILTER_MAX)
 #define KNOWN_FLAGS ((uint32_t)MR_DATA_PLANE_NET)
 
 static uint32_t round_up_pow2(uint32_t n)
