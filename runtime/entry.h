@@ -1,6 +1,7 @@
 /* entry.h - what is called into the runtime library by name from outside
- * the FFI: the executable's entry point, and the two functions that hand Lua
- * the preprocessed text of api.h and api_test.h to give to ffi.cdef. */
+ * the FFI: the executable's entry point (and, inside the library, where it
+ * found the generated Lua modules), and the two functions that hand Lua the
+ * preprocessed text of api.h and api_test.h to give to ffi.cdef. */
 #ifndef MR_ENTRY_H
 #define MR_ENTRY_H
 
