@@ -3,9 +3,11 @@
 -- a link is never followed nor replaced, a FIFO or device is written in
 -- place, a failed write says where, and nothing is left behind.
 local e2e = require("support.e2e")
+local errno = require("support.errno")
 local files = require("support.files")
 local output_file = require("moonrover.output_file")
 local rt = require("moonrover.rt").with_test_api()
+local ffi_errno = rt.ffi.errno
 local shell = require("support.shell")
 local skip = require("support.skip")
 local tmpfs = require("support.tmpfs")
@@ -167,6 +169,16 @@ describe("output files", function()
     assert.same({ nil, "cannot write " .. small .. "/out.txt: No space left on device (written first to an " ..
       "unnamed temporary file in " .. small .. ")" }, { ok, err })
     assert.equal("", listed)
+  end)
+
+  it("sets errno to the failure's code when it cannot open, after its cleanup", function()
+    ffi_errno(0)
+    assert.is_nil((output_file.open(dir .. "/missing/out.txt")))
+    assert.equal(errno.ENOENT, ffi_errno())
+    shell.must("mkdir " .. dir .. "/sub")
+    ffi_errno(0)
+    assert.is_nil((output_file.open(dir .. "/sub")))
+    assert.equal(errno.EISDIR, ffi_errno())
   end)
 
   it("says why when the directory cannot be written, and when it is finished twice", function()
