@@ -12,10 +12,10 @@
 #include "map_helpers.bpf.h"
 #include "pid_filter.bpf.h"
 #include "profiler.h"
-#include "unwind_walk.h"
+#include "unwind_walk.bpf.h"
 
 const volatile bool kernel_stacks = true;
-/* User stacks by unwind tables (unwind_walk.h) instead of frame pointers. */
+/* User stacks by unwind tables (unwind_walk.bpf.h) instead of frame pointers. */
 const volatile bool cfi_unwind = false;
 
 /* Which counts map the programs write to: flipped by the runtime. */
@@ -199,12 +199,14 @@ static __always_inline void count_walk(const struct walk *w, long depth)
 static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
 {
 	__u32 zero = 0;
-	struct mr_stack_trace *st = bpf_map_lookup_elem(&scratch, &zero);
-	struct walk *w = bpf_map_lookup_elem(&walks, &zero);
+	struct mr_stack_trace *st;
+	struct walk *w;
 	long depth;
 
 	if (!cfi_unwind)
 		return take_stack(ctx, BPF_F_USER_STACK);
+	st = bpf_map_lookup_elem(&scratch, &zero);
+	w = bpf_map_lookup_elem(&walks, &zero);
 	if (!st || !w)
 		return 0;
 	depth = unwind_user(pid, st, w);
@@ -225,11 +227,12 @@ static __always_inline __u64 take_user_stack(void *ctx, __s32 pid)
 /* Counts apart per thread (the key's tid) only when asked. */
 const volatile bool per_thread = false;
 
-/* Both programs run in the thread sampled (sched_switch before it switches). */
-static __always_inline void take_key(void *ctx, struct mr_stack_key *key, __s32 pid)
+/* Both programs run in the thread sampled (sched_switch before it switches);
+ * each passes the tid it already has. */
+static __always_inline void take_key(void *ctx, struct mr_stack_key *key, __s32 pid, __s32 tid)
 {
 	key->pid = pid;
-	key->tid = per_thread ? (__s32)bpf_get_current_pid_tgid() : 0;
+	key->tid = per_thread ? tid : 0;
 	key->user_stack = take_user_stack(ctx, pid);
 	key->kernel_stack = kernel_stacks ? take_stack(ctx, 0) : 0;
 }
@@ -294,7 +297,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (!mr_pid_wanted(tgid))
 		return 0;
 	note_process(tgid);
-	take_key(ctx, &key, tgid);
+	take_key(ctx, &key, tgid, (__s32)id);
 	count(&key, 0);
 	return 0;
 }
@@ -316,7 +319,7 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 	if (!ended && prev_tid && !preempt && prev_state != TASK_RUNNING && mr_pid_wanted(prev_tgid)) {
 		note_process(prev_tgid);
 		rec.ts = now;
-		take_key(ctx, &rec.key, prev_tgid);
+		take_key(ctx, &rec.key, prev_tgid, prev_tid);
 		if (bpf_map_update_elem(&blocked, &prev_tid, &rec, BPF_ANY) != 0)
 			__sync_fetch_and_add(&counters.lost_offcpu_start, 1);
 	}

@@ -153,7 +153,10 @@ void mr_output_abort(mr_output *o);
  * of on-CPU profiles (off-CPU ones get 1). Samples carry pid and comm labels
  * (and tid and thread in per-thread profiles); the process is no frame.
  * main_file names the main mapping, pprof's "File:" (a profile of many
- * processes has no main binary); NULL: the sampled executable. */
+ * processes has no main binary); NULL: the sampled executable. A failed
+ * write returns its negative errno with what failed and where the data was
+ * going in err, without the path: the caller says "cannot write PATH: " and
+ * aborts out. */
 int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_t period_ns,
 		   uint64_t duration_ns, const char *main_file, char *err, size_t errlen);
 
@@ -252,7 +255,12 @@ void mr_profiler_close(mr_profiler *p);
  * MR_STREAM_NET, whose records carry a copy of the bytes moved. */
 enum mr_stream {
 	MR_STREAM_PROCESS = 0, /* struct mr_process_event */
-	/* 1: the benchmarks' stream (MR_STREAM_BENCH, runtime/api_test.h) */
+	/* 1: the benchmark's stream (MR_STREAM_BENCH, runtime/api_test.h). It
+	 * is numbered among these because every per-stream array (the data
+	 * plane's rings and queues, the agent's series, the scripts' recent
+	 * events) is indexed by stream, and the benchmark must go through the
+	 * very same path; only mr_agent_run_bench, for specs and benchmarks,
+	 * ever opens it. */
 	MR_STREAM_TCP = 2, /* struct mr_tcp_event, with MR_DATA_PLANE_NET */
 	MR_STREAM_NET = 3, /* struct mr_net_data + payload (variable size), with MR_DATA_PLANE_NET */
 	MR_STREAM_COUNT = 4
@@ -330,7 +338,7 @@ int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict,
 /* MR_DATA_PLANE_NET opened with net_pids: adds pid to (add = 1) or removes it
  * from (add = 0) the processes traced, while it runs (`trace -p` follows a
  * process's children). -EINVAL when it traces every process, -E2BIG when
- * the map of traced processes (4096) is full. */
+ * the map of traced processes (MR_PID_FILTER_MAX, bpf/pid_filter.h) is full. */
 int mr_data_plane_net_target(mr_data_plane *d, int32_t pid, int32_t add, char *err, size_t errlen);
 /* MR_DATA_PLANE_NET: the kernel side's counters (all 0 without it). */
 void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *out);

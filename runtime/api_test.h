@@ -64,6 +64,15 @@ int mr_agent_status_remove(const char *pid_file, char *err, size_t errlen);
  * the scripts after the asker's edits. 0 otherwise. */
 int mr_agent_status_answers(const struct mr_agent_status *st, int32_t pid, uint64_t asked_ns);
 
+/* ------------------------------------------------------------ output files */
+
+/* Sends every later mr_output_open down one path of runtime/files/, for
+ * specs: NAMED as where unnamed files are not supported (a temporary name
+ * renamed at commit), COPY as where an unnamed file cannot be linked (no
+ * /proc: its bytes copied into place), NORMAL back to what the system allows. */
+enum { MR_TEST_OUTPUT_NORMAL = 0, MR_TEST_OUTPUT_NAMED = 1, MR_TEST_OUTPUT_COPY = 2 };
+void mr_test_output_fallback(int32_t which);
+
 /* ------------------------------------------------------------ profile data */
 
 /* The _add functions intern their argument (NULL counts as "") and store its

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "api.h"
+#include "base/log.h"
 
 #define REGERROR_MAX 256
 
@@ -13,10 +14,11 @@ struct mr_regex {
 	regex_t re;
 };
 
-static void set_error(char *err, size_t errlen, const char *pattern, const char *reason)
+/* Writes the message and returns NULL with errno set to -rc. */
+static void *fail(char *err, size_t errlen, int rc, const char *pattern, const char *reason)
 {
-	if (err && errlen > 0)
-		snprintf(err, errlen, "invalid regular expression \"%s\": %s", pattern, reason);
+	return mr_fail_null(
+		mr_error(err, errlen, rc, "invalid regular expression \"%s\": %s", pattern, reason));
 }
 
 mr_regex *mr_regex_new(const char *pattern, char *err, size_t errlen)
@@ -25,21 +27,16 @@ mr_regex *mr_regex_new(const char *pattern, char *err, size_t errlen)
 	mr_regex *r;
 	int rc;
 
-	if (!pattern) {
-		set_error(err, errlen, "", "no pattern");
-		return NULL;
-	}
+	if (!pattern)
+		return fail(err, errlen, -EINVAL, "", "no pattern");
 	r = calloc(1, sizeof(*r));
-	if (!r) {
-		set_error(err, errlen, pattern, "out of memory");
-		return NULL;
-	}
+	if (!r)
+		return fail(err, errlen, -ENOMEM, pattern, "out of memory");
 	rc = regcomp(&r->re, pattern, REG_EXTENDED);
 	if (rc != 0) {
 		regerror(rc, &r->re, reason, sizeof(reason));
-		set_error(err, errlen, pattern, reason);
 		free(r);
-		return NULL;
+		return fail(err, errlen, rc == REG_ESPACE ? -ENOMEM : -EINVAL, pattern, reason);
 	}
 	return r;
 }

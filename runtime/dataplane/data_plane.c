@@ -17,6 +17,7 @@
 #include "base/byte_queue.h"
 #include "base/spsc_queue.h"
 #include "base/pid_table.h"
+#include "pid_filter.h"
 
 #define DEFAULT_QUEUE_CAPACITY 65536u
 #define MAX_QUEUE_CAPACITY (1u << 24)
@@ -33,7 +34,7 @@
 #define MAX_NET_QUEUE_BYTES (1u << 30)
 #define DEFAULT_NET_CONNECTIONS 65536u
 #define MAX_NET_CONNECTIONS (1u << 22)
-#define MAX_NET_PIDS 4096u
+#define MAX_NET_PIDS ((uint32_t)MR_PID_FILTER_MAX)
 #define KNOWN_FLAGS ((uint32_t)(MR_DATA_PLANE_NET | MR_DATA_PLANE_NO_PROCESS))
 
 static uint32_t round_up_pow2(uint32_t n)
@@ -117,8 +118,12 @@ static int make_queues(struct mr_data_plane *d)
 		if (!d->queues[MR_STREAM_BENCH])
 			return -ENOMEM;
 	}
-	if ((d->opts.flags & MR_DATA_PLANE_NET) && make_net_queues(d) != 0)
-		return -ENOMEM;
+	if (d->opts.flags & MR_DATA_PLANE_NET) {
+		int rc = make_net_queues(d);
+
+		if (rc != 0)
+			return rc;
+	}
 	d->tally = mr_pid_table_new(sizeof(uint64_t));
 	return d->tally ? 0 : -ENOMEM;
 }

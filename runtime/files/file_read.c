@@ -9,8 +9,7 @@
 
 enum { FIRST_CHUNK = 4096 };
 
-/* Reads until want bytes arrived or the file ended; the count or -errno. */
-static ssize_t read_fd(int fd, char *buf, size_t want)
+ssize_t mr_file_read_upto(int fd, char *buf, size_t want)
 {
 	size_t n = 0;
 
@@ -47,7 +46,7 @@ ssize_t mr_file_read_into(const char *path, char *buf, size_t cap)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read_fd(fd, buf, cap - 1);
+	n = mr_file_read_upto(fd, buf, cap - 1);
 	if (n >= 0)
 		buf[n] = '\0';
 	return close_keeping(fd, n);
@@ -63,7 +62,7 @@ static int read_growing(int fd, size_t max, char **out, size_t *len)
 
 	while ((grown = realloc(buf, cap)) != NULL) {
 		buf = grown;
-		got = read_fd(fd, buf + n, cap - 1 - n);
+		got = mr_file_read_upto(fd, buf + n, cap - 1 - n);
 		rc = got < 0 ? (int)got : 0;
 		n += got < 0 ? 0 : (size_t)got;
 		if (rc == 0 && n > max)

@@ -16,6 +16,9 @@ ssize_t mr_file_read_into(const char *path, char *buf, size_t cap);
 int mr_file_read_all(const char *path, size_t max, char **out, size_t *len);
 /* The same from an open file, to its end; fd stays open. */
 int mr_file_read_fd(int fd, size_t max, char **out, size_t *len);
+/* Reads fd until want bytes arrived or the file ended (retrying EINTR and
+ * short reads). Returns the count, or a negative errno. */
+ssize_t mr_file_read_upto(int fd, char *buf, size_t want);
 /* Calls fn(ctx, line) for every line of f (with its newline, if any) until
  * fn returns a negative errno, which is returned. Returns 0, that error, or
  * -EIO when reading fails. */

@@ -43,26 +43,37 @@ static int is_held(const mr_output *o)
  * commit leaves nothing; else one under a temporary name. */
 static int make_temp(mr_output *o, char *why, size_t whylen)
 {
-	o->fd = mr_unnamed_file_create(o->dirfd, OUTPUT_MODE, why, whylen);
+	o->fd = mr_unnamed_file_create(o->dirfd, OUTPUT_MODE);
 	o->unnamed = o->fd >= 0;
 	if (o->fd == -EOPNOTSUPP)
 		o->fd = mr_safe_path_create_temp(o->dirfd, o->name, OUTPUT_MODE, &o->tmp_name, why, whylen);
+	else if (o->fd < 0)
+		mr_error(why, whylen, o->fd, "%s", strerror(-o->fd));
 	return o->fd < 0 ? o->fd : 0;
+}
+
+/* "WHAT", and where the data was going meanwhile. */
+static int why_failed(const mr_output *o, int rc, char *err, size_t errlen)
+{
+	int dir_len;
+
+	if (!is_held(o))
+		return mr_error(err, errlen, rc, "%s", strerror(-rc));
+	dir_len = (int)(o->name - o->path);
+	while (dir_len > 1 && o->path[dir_len - 1] == '/')
+		dir_len--;
+	return mr_error(err, errlen, rc, "%s (written first to %s%s in %.*s)", strerror(-rc),
+			o->unnamed ? "an unnamed temporary file" : "the temporary file ",
+			o->unnamed ? "" : o->tmp_name, dir_len ? dir_len : 1, dir_len ? o->path : ".");
 }
 
 /* "cannot write PATH: WHAT", and where the data was going meanwhile. */
 static int fail(const mr_output *o, int rc, char *err, size_t errlen)
 {
-	int dir_len;
+	char why[512];
 
-	if (!is_held(o))
-		return mr_error(err, errlen, rc, "cannot write %s: %s", o->path, strerror(-rc));
-	dir_len = (int)(o->name - o->path);
-	while (dir_len > 1 && o->path[dir_len - 1] == '/')
-		dir_len--;
-	return mr_error(err, errlen, rc, "cannot write %s: %s (written first to %s%s in %.*s)", o->path,
-			strerror(-rc), o->unnamed ? "an unnamed temporary file" : "the temporary file ",
-			o->unnamed ? "" : o->tmp_name, dir_len ? dir_len : 1, dir_len ? o->path : ".");
+	why_failed(o, rc, why, sizeof(why));
+	return mr_error(err, errlen, rc, "cannot write %s: %s", o->path, why);
 }
 
 /* A FIFO or a character device (/dev/null) is written in place: replacing
@@ -126,10 +137,8 @@ mr_output *mr_output_open(const char *path, char *err, size_t errlen)
 	mr_output *o;
 	int rc = -ENOMEM;
 
-	if (!path || !path[0]) {
-		mr_error(err, errlen, -EINVAL, "no output file named");
-		return NULL;
-	}
+	if (!path || !path[0])
+		return mr_fail_null(mr_error(err, errlen, -EINVAL, "no output file named"));
 	o = calloc(1, sizeof(*o));
 	if (o) {
 		o->dirfd = -1;
@@ -142,7 +151,7 @@ mr_output *mr_output_open(const char *path, char *err, size_t errlen)
 	mr_error(err, errlen, rc, "cannot write %s: %s", path, why);
 	if (o)
 		release(o);
-	return NULL;
+	return mr_fail_null(rc); /* last: release() may change errno */
 }
 
 int mr_output_write_all(mr_output *o, const void *data, size_t len)
@@ -173,26 +182,41 @@ int mr_output_write(mr_output *o, const void *data, size_t len, char *err, size_
 	return rc ? fail(o, rc, err, errlen) : 0;
 }
 
-int mr_output_failed(const mr_output *o)
+int mr_output_failed(const mr_output *o, char *err, size_t errlen)
 {
-	return o->error;
+	return o->error ? why_failed(o, o->error, err, errlen) : 0;
 }
 
-/* Syncs, puts in place (an unnamed file before it is closed, a named one
- * after) and closes, checking each; a file written in place is only closed. */
+/* An unnamed file: synced (which reports any write error the kernel still
+ * holds), linked into place, then closed, a close error no longer mattering
+ * once the target has its data. */
+static int finish_unnamed(mr_output *o)
+{
+	int rc = fsync(o->fd) == 0 ? 0 : -errno;
+
+	if (rc == 0)
+		rc = mr_unnamed_file_link(o->fd, o->dirfd, o->name, OUTPUT_MODE);
+	if (rc == 0) {
+		(void)close(o->fd);
+		o->fd = -1;
+	}
+	return rc;
+}
+
+/* Syncs, closes and puts in place, checking each, so that a failure leaves
+ * the target as it was; a file written in place is only closed. */
 static int finish(mr_output *o)
 {
-	int fd = o->fd, rc;
+	int fd = o->fd;
 
 	if (o->error)
 		return o->error;
 	if (o->dirfd < 0)
 		return 0; /* standard output */
-	if (is_held(o) && fsync(fd) != 0)
+	if (o->unnamed)
+		return finish_unnamed(o);
+	if (o->tmp_name && fsync(fd) != 0)
 		return -errno;
-	rc = o->unnamed ? mr_unnamed_file_link(fd, o->dirfd, o->name, NULL, 0) : 0;
-	if (rc)
-		return rc;
 	o->fd = -1;
 	if (close(fd) != 0)
 		return -errno;

@@ -22,8 +22,9 @@
 /* Writes len bytes, or remembers the first error for mr_output_commit;
  * returns 0 or that negative errno. */
 int mr_output_write_all(mr_output *o, const void *data, size_t len);
-/* The first error met writing o, or 0: mr_output_commit reports it, naming
- * the path and where the data was going. */
-int mr_output_failed(const mr_output *o);
+/* The first error met writing o, or 0; with why in err: what failed and
+ * where the data was going, without the path (mr_output_commit's message
+ * after its "cannot write PATH: "). */
+int mr_output_failed(const mr_output *o, char *err, size_t errlen);
 
 #endif

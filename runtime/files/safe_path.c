@@ -172,7 +172,9 @@ int mr_safe_path_open_dir(const char *path, size_t *name_at, char *err, size_t e
 	return w.dirfd;
 }
 
-int mr_safe_path_temp_name(char *tmp, const char *name, size_t len)
+/* Writes NAME.XXXXXX (random letters) into tmp, which has room for len + 8
+ * bytes (len: the length of name). Returns 0, or -EIO. */
+static int temp_name(char *tmp, const char *name, size_t len)
 {
 	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	unsigned char r[6];
@@ -187,33 +189,47 @@ int mr_safe_path_temp_name(char *tmp, const char *name, size_t len)
 	return 0;
 }
 
-int mr_safe_path_create_temp(int dirfd, const char *name, mode_t mode, char **tmp_name, char *err,
-			     size_t errlen)
+int mr_safe_path_try_temp(int dirfd, const char *name, mr_safe_path_try_fn try_fn, void *arg, char **tmp_name)
 {
 	size_t len = strlen(name);
 	char *tmp = malloc(len + 8);
-	int fd = -1, e = EEXIST;
+	int rc = -EEXIST;
 
 	if (!tmp)
-		return mr_error(err, errlen, -ENOMEM, "out of memory");
-	for (int i = 0; i < TEMP_TRIES && fd < 0 && e == EEXIST; i++) {
-		if (mr_safe_path_temp_name(tmp, name, len) != 0) {
-			e = EIO;
-			break;
-		}
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-		e = fd < 0 ? errno : 0;
+		return -ENOMEM;
+	for (int i = 0; i < TEMP_TRIES && rc == -EEXIST; i++) {
+		rc = temp_name(tmp, name, len);
+		if (rc == 0)
+			rc = try_fn(dirfd, tmp, arg);
 	}
-	if (fd >= 0 && fchmod(fd, mode) != 0) {
-		e = errno;
-		(void)close(fd);
-		(void)unlinkat(dirfd, tmp, 0);
-		fd = -1;
-	}
-	if (fd < 0) {
+	if (rc < 0) {
 		free(tmp);
-		return mr_error(err, errlen, -e, "%s", strerror(e));
+		return rc;
 	}
 	*tmp_name = tmp;
-	return fd;
+	return rc;
+}
+
+/* Creates tmp exclusively, never through a link, with exactly *mode. */
+static int create_new(int dirfd, const char *tmp, void *arg)
+{
+	mode_t mode = *(const mode_t *)arg;
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode), e;
+
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, mode) == 0)
+		return fd;
+	e = errno;
+	(void)close(fd);
+	(void)unlinkat(dirfd, tmp, 0);
+	return -e;
+}
+
+int mr_safe_path_create_temp(int dirfd, const char *name, mode_t mode, char **tmp_name, char *err,
+			     size_t errlen)
+{
+	int fd = mr_safe_path_try_temp(dirfd, name, create_new, &mode, tmp_name);
+
+	return fd < 0 ? mr_error(err, errlen, fd, "%s", strerror(-fd)) : fd;
 }

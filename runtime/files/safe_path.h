@@ -21,10 +21,15 @@
  * (without the path: the caller says what it was doing). A path that ends in
  * "/", ".", ".." or names nothing is refused with -EISDIR or -EINVAL. */
 int mr_safe_path_open_dir(const char *path, size_t *name_at, char *err, size_t errlen);
-/* Writes NAME.XXXXXX (random letters) into tmp, which has room for len + 8
- * bytes (len: the length of name). Returns 0, or -EIO when no random bytes
- * could be had. */
-int mr_safe_path_temp_name(char *tmp, const char *name, size_t len);
+/* One attempt at making the temporary name tmp in dirfd: a descriptor or 0,
+ * -EEXIST when the name is taken (another one is tried), another negative
+ * errno to give up. */
+typedef int (*mr_safe_path_try_fn)(int dirfd, const char *tmp, void *arg);
+/* Calls try_fn with new names NAME.XXXXXX (random letters) until one is not
+ * taken, and returns what it returned: on success (not negative) with the
+ * malloc'd name in *tmp_name; -EIO when no random bytes could be had. */
+int mr_safe_path_try_temp(int dirfd, const char *name, mr_safe_path_try_fn try_fn, void *arg,
+			  char **tmp_name);
 /* Creates a new file NAME.XXXXXX (random letters) in dirfd, exclusively and
  * never through a link, write-only and close-on-exec, with exactly mode
  * (whatever the umask). Returns its descriptor and its malloc'd name in

@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "base/log.h"
+#include "files/file_read.h"
 
 /* What a file that is not a regular one is, for the message. */
 static const char *kind_of(mode_t mode)
@@ -42,24 +43,16 @@ static int too_large(const char *path, size_t cap, char *err, size_t errlen)
 }
 
 /* Reads fd into buf until cap bytes or the end; one byte more tells a file
- * that grew past cap. The count, or -errno. */
+ * that grew past cap. The count (cap + 1 for one that grew), or -errno. */
 static ssize_t read_bounded(int fd, char *buf, size_t cap)
 {
-	size_t n = 0;
-	char extra;
+	ssize_t n = mr_file_read_upto(fd, buf, cap), extra;
+	char byte;
 
-	while (n <= cap) {
-		ssize_t r = n < cap ? read(fd, buf + n, cap - n) : read(fd, &extra, 1);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	return (ssize_t)n;
+	if (n < 0 || (size_t)n < cap)
+		return n;
+	extra = mr_file_read_upto(fd, &byte, 1);
+	return extra < 0 ? extra : n + extra;
 }
 
 static int64_t read_open(int fd, const char *path, char *buf, size_t cap, char *err, size_t errlen)

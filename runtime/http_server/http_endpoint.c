@@ -13,6 +13,7 @@
 
 #include <event2/buffer.h>
 
+#include "base/first_error.h"
 #include "base/log.h"
 #include "http_server/http_internal.h"
 
@@ -155,13 +156,8 @@ static int add_series(struct mr_http *h, char *err, size_t errlen)
 				  "accept() failures on the HTTP endpoint (each pauses accepting "
 				  "for 100 ms)",
 				  "", err, errlen);
-	const int32_t ids[] = { h->series_open, h->series_accepted, h->series_evicted, h->series_timed_out,
-				h->series_accept_errors };
-
-	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-		if (ids[i] < 0)
-			return ids[i];
-	return 0;
+	return MR_FIRST_ERROR(h->series_open, h->series_accepted, h->series_evicted, h->series_timed_out,
+			      h->series_accept_errors);
 }
 
 mr_http *mr_http_open(void *base, const char *address, mr_metrics *m, const struct mr_http_opts *o, char *err,

@@ -129,13 +129,17 @@ static int lowest_priority(struct mr_http *h)
 	return event_priority_set(h->accept_ev, MR_HTTP_PRIORITIES - 1);
 }
 
-/* Resolves host as a listener would; the first address found is used. */
-/* getaddrinfo's failure as a negative errno: its own, when it has one. */
-static int gai_errno(int gai)
+/* getaddrinfo's failure as a negative errno (its own, when it has one) and
+ * its message; errno is read first, before anything else can change it. */
+static int gai_failure(int gai, const char **msg)
 {
-	return gai == EAI_SYSTEM ? -errno : gai == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
+	int e = errno;
+
+	*msg = gai == EAI_SYSTEM ? strerror(e) : gai_strerror(gai);
+	return gai == EAI_SYSTEM ? -e : gai == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
 }
 
+/* Resolves host as a listener would; the first address found is used. */
 static int resolve(const char *host, uint16_t port, const char *address, struct addrinfo **ai, char *err,
 		   size_t errlen)
 {
@@ -143,22 +147,26 @@ static int resolve(const char *host, uint16_t port, const char *address, struct 
 				  .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
 	char service[8];
+	const char *msg;
 	int rc;
 
 	*ai = NULL;
 	snprintf(service, sizeof(service), "%u", (unsigned)port);
 	rc = getaddrinfo(host, service, &hints, ai);
-	return rc ? mr_error(err, errlen, gai_errno(rc), "cannot listen on %s: %s", address, gai_strerror(rc))
-		  : 0;
+	if (rc == 0)
+		return 0;
+	rc = gai_failure(rc, &msg);
+	return mr_error(err, errlen, rc, "cannot listen on %s: %s", address, msg);
 }
 
-static uint16_t bound_port(int fd)
+/* The port fd is bound to, or a negative errno. */
+static int bound_port(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		return 0;
+		return -errno;
 	if (ss.ss_family == AF_INET6)
 		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
@@ -203,15 +211,14 @@ int mr_http_listen(struct mr_http *h, const char *address, char *err, size_t err
 		snprintf(err, errlen, "cannot listen on %s: %s", address, strerror(-h->fd));
 		return h->fd;
 	}
-	h->port = bound_port(h->fd);
+	rc = bound_port(h->fd);
+	if (rc < 0)
+		return mr_error(err, errlen, rc, "cannot listen on %s: %s", address, strerror(-rc));
+	h->port = (uint16_t)rc;
 	h->accept_ev = event_new(h->base, h->fd, EV_READ | EV_PERSIST, on_accept, h);
 	h->resume_ev = evtimer_new(h->base, on_resume, h);
-	if (h->port == 0 || !h->accept_ev || !h->resume_ev || lowest_priority(h) != 0 ||
-	    event_add(h->accept_ev, NULL) != 0) {
-		snprintf(err, errlen, "cannot listen on %s: %s", address,
-			 h->port ? "out of memory" : strerror(errno));
-		return -EINVAL;
-	}
+	if (!h->accept_ev || !h->resume_ev || lowest_priority(h) != 0 || event_add(h->accept_ev, NULL) != 0)
+		return mr_error(err, errlen, -ENOMEM, "cannot listen on %s: out of memory", address);
 	return 0;
 }
 

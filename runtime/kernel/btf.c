@@ -54,7 +54,7 @@ int mr_kernel_tracepoint_args(const char *name)
 	int n;
 
 	if (!btf)
-		return -ENOENT;
+		return -errno; /* libbpf sets it */
 	n = count_args(btf, name);
 	btf__free(btf);
 	return n;

@@ -65,8 +65,8 @@ int mr_pprof_write(const mr_profile *p, mr_output *out, int32_t off_cpu, uint64_
 	if (!rc)
 		rc = write_message(&msg.profile, out);
 	mr_pprof_message_free(&msg);
-	if (rc && rc == mr_output_failed(out))
-		return 0; /* the output keeps it: mr_output_commit names the path */
+	if (rc && rc == mr_output_failed(out, NULL, 0))
+		return mr_output_failed(out, err, errlen);
 	if (rc)
 		return mr_error(err, errlen, rc, "writing pprof: %s", strerror(-rc));
 	return 0;

@@ -70,8 +70,7 @@ mr_proc_watch *mr_proc_watch_new(char *err, size_t errlen)
 		w->index = mr_pid_table_new(sizeof(uint32_t));
 	if (!w || !w->index || mr_script_owner_add(w, free_owned) != 0) {
 		mr_proc_watch_free(w);
-		mr_error(err, errlen, -ENOMEM, "out of memory for a process sampler");
-		return NULL;
+		return mr_fail_null(mr_error(err, errlen, -ENOMEM, "out of memory for a process sampler"));
 	}
 	return w;
 }

@@ -10,6 +10,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "base/log.h"
 #include "profiler/cpu_clock.h"
 #include "profiler/online_cpus.h"
 
@@ -59,16 +60,15 @@ static int attach_cpu(struct mr_profiler_cpu_clock *s, struct bpf_program *prog,
 struct mr_profiler_cpu_clock *mr_profiler_cpu_clock_attach(struct bpf_program *prog, unsigned freq, char *err,
 							   size_t errlen)
 {
-	int *cpus = calloc(MAX_CPUS, sizeof(int)), n;
+	int *cpus = calloc(MAX_CPUS, sizeof(int)), n, rc = -ENOMEM;
 	struct mr_profiler_cpu_clock *s = NULL;
 
-	if (!cpus) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
+	if (!cpus)
+		return mr_fail_null(mr_error(err, errlen, -ENOMEM, "out of memory"));
 	n = mr_profiler_online_cpus(cpus, MAX_CPUS);
 	if (n <= 0) {
-		snprintf(err, errlen, "cannot read the online CPU list: %s", strerror(n ? -n : ENODATA));
+		rc = n ? n : -ENODATA;
+		snprintf(err, errlen, "cannot read the online CPU list: %s", strerror(-rc));
 		goto out;
 	}
 	s = calloc(1, sizeof(*s) + (size_t)n * sizeof(s->links[0]));
@@ -77,7 +77,8 @@ struct mr_profiler_cpu_clock *mr_profiler_cpu_clock_attach(struct bpf_program *p
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		if (attach_cpu(s, prog, cpus[i], freq, err, errlen) != 0) {
+		rc = attach_cpu(s, prog, cpus[i], freq, err, errlen);
+		if (rc != 0) {
 			mr_profiler_cpu_clock_detach(s);
 			s = NULL;
 			break;
@@ -85,7 +86,7 @@ struct mr_profiler_cpu_clock *mr_profiler_cpu_clock_attach(struct bpf_program *p
 	}
 out:
 	free(cpus);
-	return s;
+	return s ? s : mr_fail_null(rc);
 }
 
 void mr_profiler_cpu_clock_detach(struct mr_profiler_cpu_clock *s)

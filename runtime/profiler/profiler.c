@@ -184,7 +184,7 @@ static int attach_sampling(struct mr_profiler *p, char *err, size_t errlen)
 	if (!p->opts.off_cpu) {
 		p->sampling = mr_profiler_cpu_clock_attach(p->skel->progs.on_cpu_sample, p->opts.frequency,
 							   err, errlen);
-		return p->sampling ? 0 : -EINVAL;
+		return p->sampling ? 0 : -errno;
 	}
 	p->switch_link = bpf_program__attach(p->skel->progs.off_cpu_switch);
 	if (!p->switch_link) {

@@ -24,24 +24,36 @@ static int dir_has_cli(const char *dir)
 	return access(path, R_OK) == 0;
 }
 
+/* The generated modules of the build tree, when its source modules are used. */
+static const char *generated_dir;
+
+const char *mr_cli_generated_dir(void)
+{
+	return generated_dir;
+}
+
 /* The modules directory: $MOONROVER_LUA_DIR, then the installed copy, then
- * the source tree the binary was built from. */
-static const char *find_lua_dir(const char *installed_dir, const char *source_dir)
+ * the source tree the binary was built from (with the build's generated
+ * modules). */
+static const char *find_lua_dir(const struct mr_lua_dirs *dirs)
 {
 	const char *env = getenv("MOONROVER_LUA_DIR");
 
 	if (env && *env)
 		return env;
-	if (dir_has_cli(installed_dir))
-		return installed_dir;
-	return source_dir;
+	if (dir_has_cli(dirs->installed))
+		return dirs->installed;
+	generated_dir = dirs->generated;
+	return dirs->source;
 }
 
 static int set_package_path(lua_State *L, const char *dir)
 {
-	char path[3 * PATH_MAX];
+	char path[4 * PATH_MAX];
+	const char *gen = generated_dir ? generated_dir : "";
 
-	if (snprintf(path, sizeof(path), "%s/?.lua;%s/?/init.lua", dir, dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/?.lua;%s/?/init.lua%s%s%s", dir, dir, *gen ? ";" : "", gen,
+		     *gen ? "/?.lua" : "") >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	lua_getglobal(L, "package");
 	lua_pushstring(L, path);
@@ -77,9 +89,9 @@ static int run_cli(lua_State *L, int argc, char **argv)
 	return lua_isnumber(L, -1) ? (int)lua_tointeger(L, -1) : 0;
 }
 
-int mr_cli_main(int argc, char **argv, const char *installed_dir, const char *source_dir)
+int mr_cli_main(int argc, char **argv, const struct mr_lua_dirs *dirs)
 {
-	const char *dir = find_lua_dir(installed_dir, source_dir);
+	const char *dir = find_lua_dir(dirs);
 	lua_State *L;
 	int code;
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "script_host/script_set.h"
+#include "entry.h"
 #include "base/log.h"
 #include "metrics/metrics_mark.h"
 #include "script_host/script.h"
@@ -18,17 +19,19 @@
 #define DEFAULT_MEMORY_MIB 128
 
 /* require() looks in the user's directory, then the bundled scripts, then
- * the bundled modules: a user module replaces a bundled one of that name. */
+ * the bundled modules (and the build's generated ones, in a build tree): a
+ * user module replaces a bundled one of that name. */
 static char *join_path(const struct mr_agent_opts *o)
 {
 	const char *user = o->user_dir ? o->user_dir : "";
-	size_t len = strlen(user) + strlen(o->scripts_dir) + 2 * strlen(o->lua_dir) + 64;
+	const char *gen = mr_cli_generated_dir() ? mr_cli_generated_dir() : "";
+	size_t len = strlen(user) + strlen(o->scripts_dir) + 2 * strlen(o->lua_dir) + strlen(gen) + 64;
 	char *p = malloc(len);
 
 	if (!p)
 		return NULL;
-	snprintf(p, len, "%s%s%s/?.lua;%s/?.lua;%s/?/init.lua", user, *user ? "/?.lua;" : "", o->scripts_dir,
-		 o->lua_dir, o->lua_dir);
+	snprintf(p, len, "%s%s%s/?.lua;%s/?.lua;%s/?/init.lua%s%s%s", user, *user ? "/?.lua;" : "",
+		 o->scripts_dir, o->lua_dir, o->lua_dir, *gen ? ";" : "", gen, *gen ? "/?.lua" : "");
 	return p;
 }
 

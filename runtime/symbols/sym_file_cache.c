@@ -131,10 +131,13 @@ static void add_alias(struct mr_sym_file_cache *c, const char *ikey, const char 
 
 static int insert(struct mr_sym_file_cache *c, struct mr_sym_file *f, const char *key)
 {
+	int rc;
+
 	f->key = strdup(key);
-	if (!f->key || mr_string_map_put(c->files, key, f) < 0) {
+	rc = f->key ? mr_string_map_put(c->files, key, f) : -ENOMEM;
+	if (rc < 0) {
 		mr_sym_file_free(f);
-		return -ENOMEM;
+		return rc;
 	}
 	c->stats.parsed++;
 	c->bytes += f->bytes;

@@ -51,14 +51,14 @@ static int open_root(const char *path, const struct stat *st, const char *key, s
 {
 	struct mr_sym_root *root = calloc(1, sizeof(*root));
 	struct stat now;
+	int rc;
 
 	if (!root)
 		return -ENOMEM;
 	root->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root->fd < 0 || fstat(root->fd, &now) < 0 || now.st_dev != st->st_dev ||
 	    now.st_ino != st->st_ino) {
-		int rc = root->fd < 0 ? -errno : -ESRCH;
-
+		rc = root->fd < 0 ? -errno : -ESRCH;
 		if (root->fd >= 0)
 			close(root->fd);
 		free(root);
@@ -66,9 +66,10 @@ static int open_root(const char *path, const struct stat *st, const char *key, s
 	}
 	snprintf(root->path, sizeof(root->path), "/proc/self/fd/%d", root->fd);
 	snprintf(root->key, sizeof(root->key), "%s", key);
-	if (mr_string_map_put(r->by_id, key, root) < 0) {
+	rc = mr_string_map_put(r->by_id, key, root);
+	if (rc < 0) {
 		close_root(root);
-		return -ENOMEM;
+		return rc;
 	}
 	*out = root;
 	return 0;

@@ -48,13 +48,12 @@ mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen)
 	mr_symbolizer *s;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		mr_error(err, errlen, -ENOSYS, "libelf does not work here: %s", elf_errmsg(-1));
-		return NULL;
+		return mr_fail_null(
+			mr_error(err, errlen, -ENOSYS, "libelf does not work here: %s", elf_errmsg(-1)));
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		mr_error(err, errlen, -ENOMEM, "out of memory for a symbolizer");
-		return NULL;
+		return mr_fail_null(mr_error(err, errlen, -ENOMEM, "out of memory for a symbolizer"));
 	}
 	s->kernel = kernel != 0;
 	s->vdso_fd = mr_sym_vdso_memfd();
@@ -66,8 +65,7 @@ mr_symbolizer *mr_symbolizer_new(int32_t kernel, char *err, size_t errlen)
 	s->names = mr_string_map_new(NULL);
 	if (!s->roots || !s->cache || !s->procs || !s->strings || !s->names) {
 		mr_symbolizer_free(s);
-		mr_error(err, errlen, -ENOMEM, "out of memory for a symbolizer");
-		return NULL;
+		return mr_fail_null(mr_error(err, errlen, -ENOMEM, "out of memory for a symbolizer"));
 	}
 	return s;
 }

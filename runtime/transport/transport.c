@@ -132,19 +132,20 @@ static int set_up(struct mr_transport *t, const struct mr_transport_opts *o, cha
 mr_transport *mr_transport_open(const struct mr_transport_opts *o, char *err, size_t errlen)
 {
 	struct mr_transport *t;
+	int rc = check_opts(o, err, errlen);
 
-	if (check_opts(o, err, errlen) != 0)
-		return NULL;
+	if (rc != 0)
+		return mr_fail_null(rc);
 	t = new_transport(o);
-	if (!t) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (set_up(t, o, err, errlen) != 0) {
+	if (!t)
+		return mr_fail_null(mr_error(err, errlen, -ENOMEM, "out of memory"));
+	rc = set_up(t, o, err, errlen);
+	if (rc == 0 && mr_script_owner_add(t, (mr_script_owner_close_fn)mr_transport_close) != 0)
+		rc = mr_error(err, errlen, -ENOMEM, "out of memory");
+	if (rc != 0) {
 		mr_transport_close(t);
-		return NULL;
+		return mr_fail_null(rc);
 	}
-	mr_script_owner_add(t, (mr_script_owner_close_fn)mr_transport_close);
 	return t;
 }
 

@@ -31,9 +31,10 @@ mr_unwind_table *mr_unwind_table_open(const char *path, char *err, size_t errlen
 	if (fd >= 0)
 		close(fd);
 	if (rc != 0)
-		mr_error(err, errlen, rc, "no unwind table for %s: %s", path,
-			 rc == -ENOENT ? "it has neither .eh_frame_hdr nor .debug_frame" : strerror(-rc));
-	return rc == 0 ? t : NULL;
+		return mr_fail_null(mr_error(err, errlen, rc, "no unwind table for %s: %s", path,
+					     rc == -ENOENT ? "it has neither .eh_frame_hdr nor .debug_frame"
+							   : strerror(-rc)));
+	return t;
 }
 
 int mr_unwind_table_lookup(const mr_unwind_table *t, uint64_t vaddr, struct mr_unwind_row *out)

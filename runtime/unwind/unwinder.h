@@ -1,7 +1,7 @@
 /* unwinder.h - the profiler's CFI unwinder on the runtime side: for each
  * process the kernel announces, the unwind tables of its executable
  * mappings (built once per file, unwind_cache.h) and the list of those
- * mappings, put where profiler.bpf.c's walker (bpf/unwind_walk.h) finds
+ * mappings, put where profiler.bpf.c's walker (bpf/unwind_walk.bpf.h) finds
  * them. */
 #ifndef MR_UNWIND_UNWINDER_H
 #define MR_UNWIND_UNWINDER_H

@@ -6,7 +6,9 @@
 -- stream.
 --   usage (from the repo root, as root):
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/agent_events.lua BENCH_PID [AGENT OPTIONS]
-package.path = "lua/?.lua;" .. package.path
+-- The bundled Lua, then the build's generated modules (moonrover.consts).
+package.path = "lua/?.lua;" .. (os.getenv("MOONROVER_GENERATED_LUA") or "build/generated/lua") .. "/?.lua;" ..
+  package.path
 local args = require("moonrover.lib.args")
 local agent_command = require("moonrover.commands.agent_command")
 local rt = require("moonrover.rt").with_test_api()

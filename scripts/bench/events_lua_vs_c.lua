@@ -9,7 +9,9 @@
 -- events, the data-plane thread's CPU and drops, as a Markdown table.
 --   usage (from the repo root, as root; see events_lua_vs_c.sh):
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/events_lua_vs_c.lua [SECONDS] [ROUNDS]
-package.path = "lua/?.lua;" .. package.path
+-- The bundled Lua, then the build's generated modules (moonrover.consts).
+package.path = "lua/?.lua;" .. (os.getenv("MOONROVER_GENERATED_LUA") or "build/generated/lua") .. "/?.lua;" ..
+  package.path
 local lfs = require("lfs")
 local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib

@@ -6,7 +6,9 @@
 -- best of ROUNDS), emit included (it counts).
 --   usage (from the repo root, the parser calls the runtime library):
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/http1_parse.lua [EXCHANGES] [ROUNDS]
-package.path = "lua/?.lua;" .. package.path
+-- The bundled Lua, then the build's generated modules (moonrover.consts).
+package.path = "lua/?.lua;" .. (os.getenv("MOONROVER_GENERATED_LUA") or "build/generated/lua") .. "/?.lua;" ..
+  package.path
 local ffi = require("ffi")
 local http1 = require("moonrover.net.protocols.http1")
 

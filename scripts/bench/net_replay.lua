@@ -19,7 +19,9 @@
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/net_replay.lua [REQUESTS] [ROUNDS] [BATCH]
 -- REQUESTS per round (200000), ROUNDS (7), BATCH records per batch (1024,
 -- as the agent's net queue hands them).
-package.path = "lua/?.lua;" .. package.path
+-- The bundled Lua, then the build's generated modules (moonrover.consts).
+package.path = "lua/?.lua;" .. (os.getenv("MOONROVER_GENERATED_LUA") or "build/generated/lua") .. "/?.lua;" ..
+  package.path
 local list_batch = require("moonrover.net.list_batch")
 local rt = require("moonrover.rt")
 local ffi = rt.ffi
@@ -35,8 +37,8 @@ local REQUEST = "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
 local RESPONSE = "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Wed, 02 Dec 2026 01:00:00 GMT\r\n"
   .. "Content-Type: application/octet-stream\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok"
 
-local INGRESS, EGRESS = 0, 1
-local CLIENT, SERVER = 1, 2
+local INGRESS, EGRESS = rt.lib.MR_NET_INGRESS, rt.lib.MR_NET_EGRESS
+local CLIENT, SERVER = rt.lib.MR_ROLE_CLIENT, rt.lib.MR_ROLE_SERVER
 local SERVER_PORT = 8080
 
 -- ------------------------------------------------------------- the agent

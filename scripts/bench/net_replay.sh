@@ -24,6 +24,8 @@ rounds=${3:-5}
 here=$(pwd)
 [ -f build/libmoonrover.so ] || { echo "net_replay: run scripts/build.sh first" >&2; exit 1; }
 export MOONROVER_LIB="$here/build/libmoonrover.so"
+# this build's generated Lua (moonrover.consts), for both trees
+export MOONROVER_GENERATED_LUA="$here/build/generated/lua"
 
 # One run in tree $1: its median ns per exchange.
 run() {

@@ -8,7 +8,9 @@
 -- wrapper sets) and the samples the profiles got, as a Markdown table.
 --   usage (from the repo root, as root; see profiles_sharing.sh):
 --   MOONROVER_LIB=build/libmoonrover.so luajit scripts/bench/profiles_sharing.lua [SECONDS] [ROUNDS] [PROFILES]
-package.path = "lua/?.lua;" .. package.path
+-- The bundled Lua, then the build's generated modules (moonrover.consts).
+package.path = "lua/?.lua;" .. (os.getenv("MOONROVER_GENERATED_LUA") or "build/generated/lua") .. "/?.lua;" ..
+  package.path
 local lfs = require("lfs")
 local profiles = require("moonrover.profiles")
 local rt = require("moonrover.rt").with_test_api()

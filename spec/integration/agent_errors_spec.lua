@@ -3,12 +3,12 @@
 -- part: the pid file and the HTTP endpoint fail before anything is loaded
 -- into the kernel, so this runs without root.
 local rt = require("moonrover.rt").with_test_api()
+local errno = require("support.errno")
 local shell = require("support.shell")
 
 local ffi, lib = rt.ffi, rt.lib
 
--- Linux's errno values.
-local ENOENT, EINVAL = 2, 22
+local ENOENT, EINVAL = errno.ENOENT, errno.EINVAL
 
 -- Runs the agent with opts set on struct mr_agent_opts; its code and message.
 local function run(opts)

@@ -1,16 +1,39 @@
--- consts_spec.lua - moonrover.consts, the header constants the build writes
--- as pure Lua, against the headers themselves: every enum constant and MR_
--- macro they define is in it, with the value the FFI gives it (rt.lib) and
--- the value the C compiler computes.
-local C = require("moonrover.consts")
+-- consts_spec.lua - moonrover.consts and moonrover.consts_test, the header
+-- constants the build writes as pure Lua, against the headers themselves:
+-- every enum constant and MR_ macro they define is in one of them (what only
+-- api_test.h declares in consts_test, never in the product's consts), with
+-- the value the FFI gives it (rt.lib) and the value the C compiler computes.
+local product = require("moonrover.consts")
+local test_only = require("moonrover.consts_test")
 local files = require("support.files")
 local shell = require("support.shell")
 local rt = require("moonrover.rt").with_test_api()
 local ffi, lib = rt.ffi, rt.lib
 
 local SOURCE = assert(os.getenv("MOONROVER_SOURCE_DIR"), "MOONROVER_SOURCE_DIR is not set")
--- The headers the build generates the module from (CMakeLists.txt, CONST_HEADERS).
-local HEADERS = { "runtime/api.h", "runtime/api_test.h", "bpf/profiler.h", "bpf/pid_filter.h" }
+
+-- The headers the build generates each module from (CMakeLists.txt's
+-- CONST_HEADERS and CONST_TEST_HEADERS, handed over by ctest).
+local function header_list(var)
+  local list = {}
+  for h in assert(os.getenv(var), var .. " is not set"):gmatch("%S+") do
+    list[#list + 1] = h
+  end
+  return list
+end
+local PRODUCT_HEADERS = header_list("MOONROVER_CONST_HEADERS")
+local HEADERS = header_list("MOONROVER_CONST_HEADERS")
+for _, h in ipairs(header_list("MOONROVER_CONST_TEST_HEADERS")) do
+  HEADERS[#HEADERS + 1] = h
+end
+
+-- Both modules as one table: specs see every constant.
+local C = {}
+for _, m in ipairs({ product, test_only }) do
+  for name, v in pairs(m) do
+    C[name] = v
+  end
+end
 
 -- What cc prints for body compiled with flags, or with run, what the
 -- program it built prints.
@@ -27,9 +50,9 @@ local function cc(flags, body, run)
   return out
 end
 
-local function includes()
+local function includes(headers)
   local lines = { "#include <stdio.h>" }
-  for _, h in ipairs(HEADERS) do
+  for _, h in ipairs(headers or HEADERS) do
     lines[#lines + 1] = string.format('#include "%s/%s"', SOURCE, h)
   end
   return table.concat(lines, "\n") .. "\n"
@@ -85,6 +108,19 @@ local function compiled_values()
 end
 
 describe("moonrover.consts", function()
+  it("holds nothing of api_test.h but what the product's headers declare too", function()
+    for name in pairs(test_only) do
+      assert.is_nil(product[name], name)
+    end
+    assert.is_nil(product.MR_STREAM_BENCH)
+    assert.equal(tonumber(lib.MR_STREAM_BENCH), test_only.MR_STREAM_BENCH)
+    local names = enum_names((cc("-E -P -DMR_FFI_CDEF", includes(PRODUCT_HEADERS):gsub("#include <stdio.h>\n", ""))))
+    for _, name in ipairs(names) do
+      assert.is_not_nil(product[name], name)
+    end
+  end)
+
+
   it("holds every enum constant of the FFI declarations, with the value the FFI gives it", function()
     local text = ffi.string(lib.mr_api_cdef()) .. ffi.string(lib.mr_api_test_cdef())
     local names = enum_names(text)

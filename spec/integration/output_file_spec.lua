@@ -3,11 +3,14 @@
 -- a link is never followed nor replaced, a FIFO or device is written in
 -- place, a failed write says where, and nothing is left behind.
 local e2e = require("support.e2e")
+local errno = require("support.errno")
 local files = require("support.files")
 local output_file = require("moonrover.output_file")
 local rt = require("moonrover.rt").with_test_api()
+local ffi_errno = rt.ffi.errno
 local shell = require("support.shell")
 local skip = require("support.skip")
+local tmpfs = require("support.tmpfs")
 
 -- Cases that give a file to another user, make a device node or mount a
 -- small file system.
@@ -28,7 +31,45 @@ describe("output files", function()
   end)
 
   after_each(function()
+    rt.lib.mr_test_output_fallback(rt.lib.MR_TEST_OUTPUT_NORMAL)
     shell.must("rm -rf " .. dir)
+  end)
+
+  it("writes under a temporary name where unnamed files are not supported", function()
+    rt.lib.mr_test_output_fallback(rt.lib.MR_TEST_OUTPUT_NAMED)
+    files.write(dir .. "/out.txt", "old")
+    local out = assert(output_file.open(dir .. "/out.txt"))
+    out:write("new text")
+    assert.equal("old", files.read(dir .. "/out.txt"))
+    assert.matches("^out%.txt\nout%.txt%.%w%w%w%w%w%w\n$", listing(dir))
+    assert.is_true(out:commit())
+    assert.equal("new text", files.read(dir .. "/out.txt"))
+    assert.equal("out.txt\n", listing(dir))
+  end)
+
+  it("removes the temporary name when aborted", function()
+    rt.lib.mr_test_output_fallback(rt.lib.MR_TEST_OUTPUT_NAMED)
+    local out = assert(output_file.open(dir .. "/out.txt"))
+    out:write("half")
+    out:abort()
+    assert.equal("", listing(dir))
+  end)
+
+  it("copies an unnamed file that cannot be linked (no /proc) into place, old target or none", function()
+    rt.lib.mr_test_output_fallback(rt.lib.MR_TEST_OUTPUT_COPY)
+    local big = string.rep("0123456789abcdef", 64 * 1024)
+    local out = assert(output_file.open(dir .. "/new.txt"))
+    out:write(big)
+    assert.is_true(out:commit())
+    files.write(dir .. "/out.txt", "old")
+    out = assert(output_file.open(dir .. "/out.txt"))
+    out:write("new text")
+    assert.equal("old", files.read(dir .. "/out.txt"))
+    assert.is_true(out:commit())
+    assert.is_true(files.read(dir .. "/new.txt") == big, "the copied file differs from what was written")
+    assert.equal("new text", files.read(dir .. "/out.txt"))
+    assert.equal("new.txt\nout.txt\n", listing(dir))
+    assert.equal("-rw-r--r--", shell.capture("stat -c %A " .. dir .. "/out.txt"):gsub("%s+$", ""))
   end)
 
   it("replaces the target only at commit, and leaves no temporary file", function()
@@ -120,15 +161,24 @@ describe("output files", function()
 
   as_root("names the path and the temporary file's directory when a write fails, and leaves nothing", function()
     local small = dir .. "/small"
-    shell.must("mkdir " .. small .. " && mount -t tmpfs -o size=64k moonrover-spec " .. small)
+    tmpfs.mount(small, "64k", pending, finally)
     local out = assert(output_file.open(small .. "/out.txt"))
     out:write(string.rep("x", 1024 * 1024))
     local ok, err = out:commit()
     local listed = listing(small)
-    shell.must("umount " .. small)
     assert.same({ nil, "cannot write " .. small .. "/out.txt: No space left on device (written first to an " ..
       "unnamed temporary file in " .. small .. ")" }, { ok, err })
     assert.equal("", listed)
+  end)
+
+  it("sets errno to the failure's code when it cannot open, after its cleanup", function()
+    ffi_errno(0)
+    assert.is_nil((output_file.open(dir .. "/missing/out.txt")))
+    assert.equal(errno.ENOENT, ffi_errno())
+    shell.must("mkdir " .. dir .. "/sub")
+    ffi_errno(0)
+    assert.is_nil((output_file.open(dir .. "/sub")))
+    assert.equal(errno.EISDIR, ffi_errno())
   end)
 
   it("says why when the directory cannot be written, and when it is finished twice", function()

@@ -1,9 +1,10 @@
 -- pprof_spec.lua - mr_pprof_write (runtime/pprof/): writes profiles and reads
 -- them back with the real reader, `go tool pprof`; a failed write names where.
-local C = require("moonrover.consts")
+local T = require("moonrover.consts_test")
 local build = require("support.profile_builder")
 local output_file = require("moonrover.output_file")
 local rt = require("moonrover.rt").with_test_api()
+local tmpfs = require("support.tmpfs")
 local lib = rt.lib
 
 local MS = 1000000
@@ -100,7 +101,7 @@ end
 -- A blocked read: schedule (kernel) <- read (libc) <- main, pid 77 "server".
 local function off_cpu_profile()
   local p = new_profile()
-  local kernel = module(p, C.MR_KERNEL_MODULE, "")
+  local kernel = module(p, T.MR_KERNEL_MODULE, "")
   local libc = module(p, "/usr/lib/x86_64-linux-gnu/libc.so.6", "feedface")
   local server = module(p, "/usr/sbin/server", "", true)
   local stack = {
@@ -122,7 +123,7 @@ local function write(p, path, off_cpu, main_file)
   ok, err = rt.call(lib.mr_pprof_write, p, out.handle, off_cpu, 10 * MS, 1000 * MS, main_file)
   if not ok then
     out:abort()
-    return nil, err
+    return nil, "cannot write " .. path .. ": " .. err
   end
   ok, err = out:commit()
   return ok and 0, err
@@ -291,19 +292,21 @@ describe("mr_pprof_write", function()
 
   as_root("names the path and the temporary file's directory when the disk is full", function()
     local small = tmp .. "/small"
-    assert.equal(0, select(2, run("mkdir " .. sh_quote(small) .. " && mount -t tmpfs -o size=16k moonrover-spec " ..
-      sh_quote(small))))
+    tmpfs.mount(small, "16k", pending, finally)
     local p = new_profile()
     local mod = module(p, "/usr/bin/big", "")
     for i = 1, 20000 do
       add(p, i, "worker", { frame(p, string.format("function_%05d", i), mod, 0x1000 + i) }, 1, 1000)
     end
-    local ok, err = write(p, small .. "/cpu.pb.gz", 0)
-    local listed = list_dir(small)
-    run("umount " .. sh_quote(small))
+    local out = assert(output_file.open(small .. "/cpu.pb.gz"))
+    local ok, err = rt.call(lib.mr_pprof_write, p, out.handle, 0, 10 * MS, 1000 * MS, nil)
+    out:abort()
+    assert.same({ nil, "No space left on device (written first to an unnamed temporary file in " .. small .. ")" },
+      { ok, err })
+    assert.same({}, list_dir(small))
     assert.same({ nil, "cannot write " .. small .. "/cpu.pb.gz: No space left on device (written first to an " ..
-      "unnamed temporary file in " .. small .. ")" }, { ok, err })
-    assert.same({}, listed)
+      "unnamed temporary file in " .. small .. ")" }, { write(p, small .. "/cpu.pb.gz", 0) })
+    assert.same({}, list_dir(small))
   end)
 
   it("removes its temporary file when the final rename fails", function()
@@ -318,7 +321,7 @@ describe("mr_pprof_write", function()
   it("rejects a missing profile or output", function()
     local ok, err = write(nil, tmp .. "/x.pb.gz", 0)
     assert.is_nil(ok)
-    assert.equal("writing pprof: no profile or no output file", err)
+    assert.equal("cannot write " .. tmp .. "/x.pb.gz: writing pprof: no profile or no output file", err)
     assert.same({}, list_dir(tmp))
     assert.same({ nil, "writing pprof: no profile or no output file" },
       { rt.call(lib.mr_pprof_write, on_cpu_profile(), nil, 0, 0, 0, nil) })

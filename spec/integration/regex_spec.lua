@@ -1,5 +1,6 @@
 -- regex_spec.lua - POSIX extended regular expressions through the FFI:
 -- matching, submatch offsets, and the error of an invalid pattern.
+local errno = require("support.errno")
 local rt = require("moonrover.rt")
 local ffi, lib = rt.ffi, rt.lib
 
@@ -69,5 +70,14 @@ describe("regex", function()
     assert.same({ nil, refused }, { rt.call(lib.mr_regex_match, r, "a", nil, 2) })
     assert.same({ nil, refused }, { rt.call(lib.mr_regex_match, nil, "a", nil, 0) })
     assert.is_nil((compile(nil)))
+  end)
+
+  it("sets errno when it returns NULL, for a C caller to pass up", function()
+    ffi.errno(0)
+    assert.is_nil(compile("a(b"))
+    assert.equal(errno.EINVAL, ffi.errno())
+    ffi.errno(0)
+    assert.is_nil(compile(nil))
+    assert.equal(errno.EINVAL, ffi.errno())
   end)
 end)

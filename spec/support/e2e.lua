@@ -7,6 +7,8 @@ local _M = {}
 _M.bin = os.getenv("MOONROVER_BIN") or "build/moonrover"
 _M.lib = os.getenv("MOONROVER_LIB") or "build/libmoonrover.so"
 _M.lua_dir = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/lua"
+-- The build's generated modules (moonrover.consts), searched after lua_dir.
+_M.generated_lua_dir = os.getenv("MOONROVER_GENERATED_LUA") or "build/generated/lua"
 _M.workloads = os.getenv("MOONROVER_WORKLOADS") or "build/workloads"
 
 local read_all = require("support.files").read
@@ -82,7 +84,8 @@ end
 
 -- The start of a command line that runs a copy of moonrover as another user:
 -- the build tree may be where only root can enter (/root is mode 700), so the
--- binary, libmoonrover.so and the Lua scripts are copied into dir, which is
+-- binary, libmoonrover.so and the Lua scripts (with the generated constants,
+-- as an installed copy has them) are copied into dir, which is
 -- opened to everyone. The copy loads its own library (LD_LIBRARY_PATH comes
 -- before the build tree's runpath), its own scripts (MOONROVER_LUA_DIR), and
 -- uses the binary's own symbols rather than MOONROVER_LIB's file.
@@ -90,7 +93,8 @@ function _M.public_copy(dir)
   local q = shell_quote
   local bin = dir .. "/moonrover"
   local code, _, err = _M.run(table.concat({ "cp", q(_M.bin), q(bin), "&& cp", q(_M.lib),
-    q(dir .. "/libmoonrover.so"), "&& cp -R", q(_M.lua_dir), q(dir .. "/lua"), "&& chmod -R a+rX",
+    q(dir .. "/libmoonrover.so"), "&& cp -R", q(_M.lua_dir), q(dir .. "/lua"), "&& cp",
+    q(_M.generated_lua_dir .. "/moonrover/consts.lua"), q(dir .. "/lua/moonrover/"), "&& chmod -R a+rX",
     q(dir) }, " "))
   assert(code == 0, "cannot copy moonrover into " .. dir .. ": " .. err)
   return "env -u MOONROVER_LIB LD_LIBRARY_PATH=" .. q(dir) .. " MOONROVER_LUA_DIR=" ..

@@ -1,11 +1,12 @@
-/* unwind_walk.h - the user-stack walker of profiler.bpf.c: unwinds with the
+/* unwind_walk.bpf.h - the user-stack walker of profiler.bpf.c: unwinds with the
  * compact tables the runtime loaded (unwind.h), one frame per bpf_loop
  * iteration, and by frame pointer where an address has no table (JIT code,
  * anonymous memory, a file without .eh_frame) or its row says so. It owns
  * the maps it reads (tables, processes, walks); the caller gives it the
- * stack to fill and counts what the walk reports. */
-#ifndef MR_BPF_UNWIND_WALK_H
-#define MR_BPF_UNWIND_WALK_H
+ * stack to fill and counts what the walk reports. BPF only, included once
+ * per object: it defines maps and a global function. */
+#ifndef MR_BPF_UNWIND_WALK_BPF_H
+#define MR_BPF_UNWIND_WALK_BPF_H
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -209,7 +210,8 @@ static long unwind_frame(__u32 index, void *ctx)
 	struct mr_unwind_process *proc = c->proc;
 	struct mr_unwind_mapping *m;
 	__u32 depth;
-	struct mr_unwind_row r;
+	struct mr_unwind_row r = {}; /* a global function's argument: before 6.3 the
+				      * verifier rejects uninitialized stack */
 	__u64 pc;
 
 	if (!w || !st || !w->ip)
