@@ -1,7 +1,7 @@
 # runtime/sources.cmake - the runtime library's sources, folder by folder.
 # Each folder is one subsystem (docs/architecture.md says which does what);
 # a new source file is added to its folder's list here.
-set(MR_SUBSYSTEMS base files system kernel elf symbols unwind proc profile pprof profiler netparse dataplane
+set(MR_SUBSYSTEMS base files system kernel elf symbols unwind proc profile_data pprof profiler netparse dataplane
     script_host agent metrics http_server transport)
 
 set(MR_SOURCES_base byte_queue.c grow_array.c guarded_buffer.c hash_index.c host_port.c intern.c log.c pid_table.c regex.c
@@ -14,7 +14,7 @@ set(MR_SOURCES_symbols sym_demangle.c sym_elf.c sym_file.c sym_file_cache.c sym_
     sym_process.c sym_roots.c sym_table.c sym_vdso.c symbolizer.c)
 set(MR_SOURCES_unwind unwind_cache.c unwind_debug_frame.c unwind_fde_index.c unwind_file.c unwind_rule.c unwind_source.c unwind_table.c unwinder.c)
 set(MR_SOURCES_proc proc_files.c proc_maps.c proc_root.c proc_stat.c proc_watch.c)
-set(MR_SOURCES_profile profile.c profile_copy.c profile_samples.c)
+set(MR_SOURCES_profile_data profile.c profile_copy.c profile_samples.c)
 set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.c pprof_writer.c)
 set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_check.c profiler_drain.c profiler_processes.c
     profiler_threads.c)

@@ -12,7 +12,7 @@ local rt = require("moonrover.rt")
 local facts = require("moonrover.rover.finder_facts")
 local pid_list = require("moonrover.pid_list")
 local rover_container = require("moonrover.rover.container_id")
-local net_container = require("moonrover.net.container_id")
+local net_container = require("moonrover.net.coroot_container")
 
 local _M = {}
 

@@ -1,8 +1,8 @@
 -- profiles.lua - profiles from a script (require("moonrover.profiles")):
 -- start an on-CPU or off-CPU profile of some pids for a duration without
--- blocking, and get it as a result object (profiling/profile_result.lua).
+-- blocking, and get it as a result object (profiler/profile_result.lua).
 -- Profiles that want the same sampling share one BPF profiler
--- (profiling/profile_group.lua); limits (profiling/profile_limits.lua) say
+-- (profiler/profile_group.lua); limits (profiler/profile_limits.lua) say
 -- how many run at once and how fast they sample.
 --
 -- Inside `moonrover agent` the module drives itself with an agent timer
@@ -14,11 +14,11 @@
 -- own profiles, profilers and limits.
 local list = require("moonrover.lib.list")
 local pid_list = require("moonrover.pid_list")
-local profile_group = require("moonrover.profiling.profile_group")
-local profile_limits = require("moonrover.profiling.profile_limits")
-local profile_options = require("moonrover.profiling.profile_options")
-local profile_result = require("moonrover.profiling.profile_result")
-local profiler = require("moonrover.profiling.profiler")
+local profile_group = require("moonrover.profiler.profile_group")
+local profile_limits = require("moonrover.profiler.profile_limits")
+local profile_options = require("moonrover.profiler.profile_options")
+local profile_result = require("moonrover.profiler.profile_result")
+local profiler = require("moonrover.profiler.profiler")
 local rt = require("moonrover.rt")
 
 local _M = {}

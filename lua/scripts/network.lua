@@ -6,7 +6,7 @@
 -- start. Replace it with a user script of the same name to change or turn
 -- off these metrics.
 local agent = require("moonrover.agent")
-local container_id = require("moonrover.net.container_id")
+local container_id = require("moonrover.net.coroot_container")
 local coroot_metrics = require("moonrover.net.coroot_metrics")
 
 local state = agent.imported()

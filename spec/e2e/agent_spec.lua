@@ -206,7 +206,7 @@ agent.after(0.05, function() while true do print("spam") end end)
   it("closes what an interrupted script opened through the runtime", function()
     write(scripts .. "/holder.lua", [[
 local agent = require("moonrover.agent")
-local profiler = require("moonrover.profiling.profiler")
+local profiler = require("moonrover.profiler.profiler")
 local p = assert(profiler.open({ frequency = 99, kernel = true }))
 assert(p:start())
 agent.gauge("spec_holder_started", "1 once the profiler runs"):set(1)

@@ -8,7 +8,7 @@
 -- keeps each run's program load short.
 local e2e = require("support.e2e")
 local profile_e2e = require("support.profile_e2e")
-local folded = require("moonrover.profiling.writers.folded")
+local folded = require("moonrover.profiler.writers.folded")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 

@@ -2,7 +2,7 @@
 -- real workloads, real output files read back by real readers.
 local e2e = require("support.e2e")
 local profile_e2e = require("support.profile_e2e")
-local folded = require("moonrover.profiling.writers.folded")
+local folded = require("moonrover.profiler.writers.folded")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 
@@ -320,7 +320,7 @@ describe("moonrover profile (end to end)", function()
 end)
 
 describe("the profiler object (end to end)", function()
-  local profiler = require("moonrover.profiling.profiler")
+  local profiler = require("moonrover.profiler.profiler")
   local rt = require("moonrover.rt")
 
   -- The pids of the samples named comm in prof, and whether one of their

@@ -7,7 +7,7 @@ local clock = require("support.clock")
 local e2e = require("support.e2e")
 local files = require("support.files")
 local lua_api_doc = require("support.lua_api_doc")
-local folded = require("moonrover.profiling.writers.folded")
+local folded = require("moonrover.profiler.writers.folded")
 local profiles = require("moonrover.profiles")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
@@ -59,7 +59,7 @@ describe("moonrover.profiles (end to end)", function()
       e2e.kill(pid)
     end
     e2e.rmdir(dir)
-    profiles.limits(require("moonrover.profiling.profile_limits").DEFAULTS)
+    profiles.limits(require("moonrover.profiler.profile_limits").DEFAULTS)
   end)
 
   local function spawn(name, arg)

@@ -6,8 +6,8 @@
 local C = require("moonrover.consts")
 local e2e = require("support.e2e")
 local profile_e2e = require("support.profile_e2e")
-local folded = require("moonrover.profiling.writers.folded")
-local profiler = require("moonrover.profiling.profiler")
+local folded = require("moonrover.profiler.writers.folded")
+local profiler = require("moonrover.profiler.profiler")
 
 local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 

@@ -4,7 +4,7 @@
 -- runtime's /proc reader, ROVER_HOST_PROC_MAPPING included.
 local rt = require("moonrover.rt").with_test_api()
 local coroot_metrics = require("moonrover.net.coroot_metrics")
-local container_id = require("moonrover.net.container_id")
+local container_id = require("moonrover.net.coroot_container")
 local cgroup_layout = require("moonrover.lib.cgroup_layout")
 local files = require("support.files")
 local shell = require("support.shell")

@@ -2,8 +2,8 @@
 -- (profile_result.lua) and for mr_profile_copy, which splits one shared
 -- profiler's samples between profiles: built profiles, no kernel.
 local build = require("support.profile_builder")
-local folded = require("moonrover.profiling.writers.folded")
-local profile_result = require("moonrover.profiling.profile_result")
+local folded = require("moonrover.profiler.writers.folded")
+local profile_result = require("moonrover.profiler.profile_result")
 local files = require("support.files")
 local rt = require("moonrover.rt").with_test_api()
 local lib = rt.lib
@@ -55,7 +55,7 @@ describe("mr_profile_copy", function()
     local address = rt.ffi.new("struct mr_frame", { name = build.string(p, "app+0x99"), module = m, address = 0x99,
       kind = lib.MR_FRAME_USER, resolved = 0 })
     assert(build.sample(p, 7, "app", { build.add_frame(p, address), build.frame(p, "main", m, 0x10) }, 1, 1e6))
-    local stacks = require("moonrover.profiling.profile_view").stacks(p)
+    local stacks = require("moonrover.profiler.profile_view").stacks(p)
     assert.same({ "main", "app+0x99" }, stacks[1].frames)
     assert.same({ true, false }, stacks[1].resolved)
   end)

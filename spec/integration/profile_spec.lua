@@ -1,4 +1,4 @@
--- profile_spec.lua - the profile data structure (runtime/profile*.c) through
+-- profile_spec.lua - the profile data structure (runtime/profile_data/) through
 -- the FFI: interning of strings, modules and frames, and sample aggregation.
 local build = require("support.profile_builder")
 local rt = require("moonrover.rt").with_test_api()

@@ -5,8 +5,8 @@
 -- sampling rules' URIRegex are POSIX regular expressions.
 local oap_client = require("moonrover.rover.oap_client")
 local protobuf = require("moonrover.lib.protobuf")
-local runner = require("moonrover.rover.network.runner")
-local sampling = require("moonrover.rover.network.sampling")
+local runner = require("moonrover.rover.network_task.runner")
+local sampling = require("moonrover.rover.network_task.sampling")
 local sys = require("moonrover.rover.finder_facts")
 local tables = require("support.tables")
 

@@ -1,5 +1,5 @@
 -- svg_spec.lua - SVG flame graph writer: well-formed, proportional, escaped, bounded.
-local svg = require("moonrover.profiling.writers.svg")
+local svg = require("moonrover.profiler.writers.svg")
 
 local function has_xmllint()
   return os.execute("command -v xmllint >/dev/null 2>&1") == 0

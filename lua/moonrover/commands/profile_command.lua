@@ -4,13 +4,13 @@
 -- write folded / pprof / SVG, print a summary.
 local args = require("moonrover.lib.args")
 local output_file = require("moonrover.output_file")
-local output_format = require("moonrover.profiling.output_format")
+local output_format = require("moonrover.profiler.output_format")
 local rt = require("moonrover.rt")
 local pid_list = require("moonrover.pid_list")
-local profiler = require("moonrover.profiling.profiler")
-local profile_view = require("moonrover.profiling.profile_view")
-local progress = require("moonrover.profiling.progress")
-local summary = require("moonrover.profiling.summary")
+local profiler = require("moonrover.profiler.profiler")
+local profile_view = require("moonrover.profiler.profile_view")
+local progress = require("moonrover.profiler.progress")
+local summary = require("moonrover.profiler.summary")
 
 local _M = {
   summary = "profile the machine or some processes into a flame graph, pprof or folded stacks",
@@ -155,7 +155,7 @@ local function write_output(p, job, stacks, meta, out)
       return nil, "cannot write " .. job.output .. ": " .. err
     end
   else
-    require("moonrover.profiling.writers." .. job.format).write(stacks, meta, out)
+    require("moonrover.profiler.writers." .. job.format).write(stacks, meta, out)
   end
   return out:commit()
 end

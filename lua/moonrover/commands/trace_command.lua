@@ -9,7 +9,7 @@
 -- exit or Ctrl-C, write each exchange let through (net/trace_output.lua).
 local C = require("moonrover.consts")
 local args = require("moonrover.lib.args")
-local container_id = require("moonrover.net.container_id")
+local container_id = require("moonrover.net.coroot_container")
 local duration = require("moonrover.lib.duration")
 local output_file = require("moonrover.output_file")
 local pid_list = require("moonrover.pid_list")

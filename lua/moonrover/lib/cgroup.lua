@@ -1,7 +1,7 @@
 -- cgroup.lua - reads the text of /proc/PID/cgroup: its lines (cgroup v1
 -- "N:controllers:/path", v2 "0::/path") and the container ids that container
 -- runtimes write into cgroup paths. Both the Rover drop-in's container ids
--- (rover/container_id.lua) and the network metrics' (net/container_id.lua)
+-- (rover/container_id.lua) and the network metrics' (net/coroot_container.lua)
 -- are built on it.
 --
 -- A path component names a container when it is, with <id> 64 hex digits:

@@ -1,7 +1,7 @@
 -- utf8.lua - the one UTF-8 validator of the tree: the length of a well-formed
 -- sequence at a position of a string (no overlong forms, no surrogates,
 -- nothing above U+10FFFF), for the writers that pass valid UTF-8 through and
--- replace or escape the rest (lib/text_escape.lua, profiling/writers/svg.lua).
+-- replace or escape the rest (lib/text_escape.lua, profiler/writers/svg.lua).
 -- Pure.
 local _M = {}
 

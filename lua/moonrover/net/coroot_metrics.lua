@@ -5,7 +5,7 @@
 -- counter / gauge / histogram) and the time (the events' ts, tick's now_ns)
 -- are given; the specs pass a recording registry.
 --
--- Every series carries `container_id` (net/container_id.lua names it).
+-- Every series carries `container_id` (net/coroot_container.lua names it).
 -- coroot also adds `app_id`, which is "" for every id but its own
 -- /k8s/<namespace>/<pod>/<container> ones, which moonrover cannot make (it
 -- reads no runtime API); an empty label is no label to Prometheus, so it is

@@ -7,7 +7,7 @@
 -- kernel's verdicts are the same in every one, since every tracer classifies
 -- a connection from the same bytes.
 local rt = require("moonrover.rt")
-local container_id = require("moonrover.net.container_id")
+local container_id = require("moonrover.net.coroot_container")
 local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 local protocol_list = require("moonrover.net.protocol_list")
 local tracer = require("moonrover.net.tracer")

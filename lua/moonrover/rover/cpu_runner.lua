@@ -5,7 +5,7 @@
 -- separate metadata, symbols leaf first, "[MISSING]" for what has no symbol,
 -- counts as deltas since the previous collect.
 local C = require("moonrover.consts")
-local profile_view = require("moonrover.profiling.profile_view")
+local profile_view = require("moonrover.profiler.profile_view")
 local profiles = require("moonrover.profiles")
 local rt = require("moonrover.rt")
 

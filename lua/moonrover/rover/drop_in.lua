@@ -3,7 +3,7 @@
 -- `core` section: it reports processes (host-mode naming rules), polls OAP
 -- for profiling tasks, runs ON_CPU / OFF_CPU tasks on moonrover's profiler and
 -- streams their data back, NETWORK tasks on the network tracer
--- (rover/network/), whose meters and sampled traces go out every
+-- (rover/network_task/), whose meters and sampled traces go out every
 -- report_interval, and OAP's continuous-profiling policies
 -- (rover/continuous/). Every piece of policy is its own module; this one
 -- wires them to the agent's timers and carries state across hot reloads.
@@ -11,7 +11,7 @@ local config = require("moonrover.config")
 local config_schema = require("moonrover.config_schema")
 local continuous = require("moonrover.rover.continuous.run")
 local cpu_runner = require("moonrover.rover.cpu_runner")
-local network_tasks = require("moonrover.rover.network.tasks")
+local network_tasks = require("moonrover.rover.network_task.tasks")
 local oap_client = require("moonrover.rover.oap_client")
 local process_finder = require("moonrover.rover.process_finder")
 local process_reporter = require("moonrover.rover.process_reporter")

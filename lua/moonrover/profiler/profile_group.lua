@@ -5,7 +5,7 @@
 -- (mr_profile_copy). A member joins and leaves at a drain, so it gets what
 -- was counted while it was a member and nothing else.
 local list = require("moonrover.lib.list")
-local profiler = require("moonrover.profiling.profiler")
+local profiler = require("moonrover.profiler.profiler")
 
 local _M = {}
 local Group = {}

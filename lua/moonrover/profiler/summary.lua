@@ -16,7 +16,7 @@
 -- whatever it looks like (a JIT's "stub+0x10"); so does every frame of a
 -- stack without a `resolved` list. Folded and SVG output keep the addresses.
 local C = require("moonrover.consts")
-local folded = require("moonrover.profiling.writers.folded")
+local folded = require("moonrover.profiler.writers.folded")
 
 local _M = {}
 

@@ -4,7 +4,7 @@
 -- upwards, widths proportional to value. The embedded script
 -- (no external resources) shows details on hover, zooms on click and
 -- searches by regular expression (Search control, Ctrl-F or "/").
-local folded = require("moonrover.profiling.writers.folded")
+local folded = require("moonrover.profiler.writers.folded")
 local utf8_length = require("moonrover.lib.utf8").length
 
 local _M = {}

@@ -10,7 +10,7 @@
 -- event's data_content is the start line and the Host and trace headers.
 local json = require("moonrover.lib.json_text")
 local trace_context = require("moonrover.net.protocols.trace_context")
-local traffic = require("moonrover.rover.network.traffic")
+local traffic = require("moonrover.rover.network_task.traffic")
 
 local _M = {}
 

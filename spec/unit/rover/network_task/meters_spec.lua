@@ -2,10 +2,10 @@
 -- them, per-interval deltas, names and labels per traffic, and the L4 counts
 -- from connection events (bytes from running totals, accepts whose process
 -- is known only later), fed batches shaped like the tracer's.
-local connections = require("moonrover.rover.network.connections")
-local meters = require("moonrover.rover.network.meters")
-local runner = require("moonrover.rover.network.runner")
-local traffic = require("moonrover.rover.network.traffic")
+local connections = require("moonrover.rover.network_task.connections")
+local meters = require("moonrover.rover.network_task.meters")
+local runner = require("moonrover.rover.network_task.runner")
+local traffic = require("moonrover.rover.network_task.traffic")
 local tables = require("support.tables")
 
 local CLOCK = { seconds = 0, nanos = 0 }

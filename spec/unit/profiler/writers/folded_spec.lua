@@ -1,5 +1,5 @@
 -- folded_spec.lua - folded-stack writer and parser.
-local folded = require("moonrover.profiling.writers.folded")
+local folded = require("moonrover.profiler.writers.folded")
 
 local function sample_stacks()
   return {

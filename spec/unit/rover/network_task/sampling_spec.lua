@@ -1,7 +1,7 @@
 -- Specs for a NETWORK task's sampling rules (ExtensionConfigJSON's
 -- NetworkSamplings) as Rover applies them: trace headers, rule choice by
 -- path, 5xx / 4xx / slow, and the 10 slowest per process and kind per report.
-local sampling = require("moonrover.rover.network.sampling")
+local sampling = require("moonrover.rover.network_task.sampling")
 local tables = require("support.tables")
 
 local NGINX = { pid = 100, id = "p-nginx" }

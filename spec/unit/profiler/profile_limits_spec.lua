@@ -1,7 +1,7 @@
 -- Specs for what moonrover.profiles lets run at once (profile_limits.lua)
 -- and how it tells a file's format (output_format.lua).
-local limits = require("moonrover.profiling.profile_limits")
-local output_format = require("moonrover.profiling.output_format")
+local limits = require("moonrover.profiler.profile_limits")
+local output_format = require("moonrover.profiler.output_format")
 
 local function on_cpu(frequency)
   return { frequency = frequency, off_cpu = false, kernel = true }

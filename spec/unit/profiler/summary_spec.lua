@@ -1,6 +1,6 @@
 -- summary_spec.lua - end-of-run summary: ranking and text formatting.
 local C = require("moonrover.consts")
-local summary = require("moonrover.profiling.summary")
+local summary = require("moonrover.profiler.summary")
 
 local function sample_stacks()
   return {

@@ -1,7 +1,7 @@
 -- Specs for the options of moonrover.profiles' start() (profile_options.lua):
 -- defaults, and one clear line for each kind of mistake.
 local C = require("moonrover.consts")
-local options = require("moonrover.profiling.profile_options")
+local options = require("moonrover.profiler.profile_options")
 
 local function refused(opts)
   local o, err = options.check(opts)

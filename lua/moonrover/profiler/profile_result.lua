@@ -3,9 +3,9 @@
 -- stacks, gzipped pprof or an SVG flame graph with the writers `moonrover
 -- profile` uses.
 local output_file = require("moonrover.output_file")
-local output_format = require("moonrover.profiling.output_format")
-local profile_view = require("moonrover.profiling.profile_view")
-local summary = require("moonrover.profiling.summary")
+local output_format = require("moonrover.profiler.output_format")
+local profile_view = require("moonrover.profiler.profile_view")
+local summary = require("moonrover.profiler.summary")
 local rt = require("moonrover.rt")
 
 local _M = {}
@@ -118,7 +118,7 @@ function Result:write(path, format)
       return nil, "cannot write " .. path .. ": " .. err
     end
   else
-    require("moonrover.profiling.writers." .. format).write(self:stack_list(), meta, out)
+    require("moonrover.profiler.writers." .. format).write(self:stack_list(), meta, out)
   end
   return out:commit()
 end

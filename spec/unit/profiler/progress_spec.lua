@@ -1,6 +1,6 @@
--- Specs for `moonrover profile`'s live status line (profiling/progress.lua):
+-- Specs for `moonrover profile`'s live status line (profiler/progress.lua):
 -- its text, about once a second, and nothing off a terminal.
-local progress = require("moonrover.profiling.progress")
+local progress = require("moonrover.profiler.progress")
 
 local S = 1e9
 

@@ -2,9 +2,9 @@
 -- network streams shared by the running tasks, and the sender's streams of
 -- meters, logs and span events at each report, a finished task's last
 -- report included.
-local runner = require("moonrover.rover.network.runner")
-local sender = require("moonrover.rover.network.sender")
-local streams = require("moonrover.rover.network.streams")
+local runner = require("moonrover.rover.network_task.runner")
+local sender = require("moonrover.rover.network_task.sender")
+local streams = require("moonrover.rover.network_task.streams")
 
 local NGINX = { pid = 100, id = "p-nginx", entity = { layer = "OS_LINUX", serviceName = "web", instanceName = "host-1",
   processName = "nginx" } }

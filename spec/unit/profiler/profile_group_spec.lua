@@ -27,7 +27,7 @@ local function new_fake(opts)
   return p
 end
 
-package.loaded["moonrover.profiling.profiler"] = {
+package.loaded["moonrover.profiler.profiler"] = {
   open = function(opts)
     local p = new_fake(opts)
     fake.opened[#fake.opened + 1] = p
@@ -35,10 +35,10 @@ package.loaded["moonrover.profiling.profiler"] = {
   end,
   new_profile = function() return {} end,
 }
-package.loaded["moonrover.profiling.profile_group"] = nil
-local profile_group = require("moonrover.profiling.profile_group")
-package.loaded["moonrover.profiling.profile_group"] = nil
-package.loaded["moonrover.profiling.profiler"] = nil
+package.loaded["moonrover.profiler.profile_group"] = nil
+local profile_group = require("moonrover.profiler.profile_group")
+package.loaded["moonrover.profiler.profile_group"] = nil
+package.loaded["moonrover.profiler.profiler"] = nil
 
 local function member(pids)
   local m = { pids = pids, took = 0 }

@@ -8,7 +8,7 @@
 -- process is not known yet is kept aside until the connection's next event
 -- says whose it is. The task's peers index (traffic.lua) follows the local
 -- ends of the connections kept.
-local traffic = require("moonrover.rover.network.traffic")
+local traffic = require("moonrover.rover.network_task.traffic")
 
 local _M = {}
 local mt = { __index = _M }

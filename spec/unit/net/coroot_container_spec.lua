@@ -1,8 +1,8 @@
--- Specs for net/container_id.lua (coroot-style container ids from
+-- Specs for net/coroot_container.lua (coroot-style container ids from
 -- /proc/PID/cgroup texts as the host sees them, for each runtime, cgroup
 -- driver and version; the resolver's cache) and lib/cgroup.lua under it.
 local cgroup = require("moonrover.lib.cgroup")
-local container_id = require("moonrover.net.container_id")
+local container_id = require("moonrover.net.coroot_container")
 local recorder = require("support.metrics_recorder")
 
 local ID = "3f7a1c2b9d8e4f60a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718"

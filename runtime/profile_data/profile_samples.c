@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/grow_array.h"
-#include "profile/profile_internal.h"
+#include "profile_data/profile_internal.h"
 
 struct sample_key {
 	const struct mr_profile *p;

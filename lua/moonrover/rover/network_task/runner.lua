@@ -6,11 +6,11 @@
 -- since the last one and the traces sampled by the task's rules. Its
 -- interface is task_manager's (start, stop, collect, close): collect() has
 -- nothing, since a NETWORK task sends no EBPFProfilingData.
-local connections = require("moonrover.rover.network.connections")
-local meters = require("moonrover.rover.network.meters")
-local sampling = require("moonrover.rover.network.sampling")
-local traces = require("moonrover.rover.network.traces")
-local traffic = require("moonrover.rover.network.traffic")
+local connections = require("moonrover.rover.network_task.connections")
+local meters = require("moonrover.rover.network_task.meters")
+local sampling = require("moonrover.rover.network_task.sampling")
+local traces = require("moonrover.rover.network_task.traces")
+local traffic = require("moonrover.rover.network_task.traffic")
 
 local _M = {}
 local mt = { __index = _M }

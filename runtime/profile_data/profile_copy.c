@@ -8,7 +8,7 @@
 
 #include "base/grow_array.h"
 #include "base/log.h"
-#include "profile/profile_internal.h"
+#include "profile_data/profile_internal.h"
 
 struct copy {
 	mr_profile *dst;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "base/grow_array.h"
-#include "profile/profile_internal.h"
+#include "profile_data/profile_internal.h"
 #include "script_host/script_owner.h"
 
 struct module_key {

@@ -4,9 +4,9 @@
 -- SpanAttachedEventReportService calls) and the runner of each task, with
 -- its own metrics (exchanges metered, traces sampled).
 local oap_client = require("moonrover.rover.oap_client")
-local runner = require("moonrover.rover.network.runner")
-local sender = require("moonrover.rover.network.sender")
-local streams = require("moonrover.rover.network.streams")
+local runner = require("moonrover.rover.network_task.runner")
+local sender = require("moonrover.rover.network_task.sender")
+local streams = require("moonrover.rover.network_task.streams")
 
 local _M = {}
 local mt = { __index = _M }

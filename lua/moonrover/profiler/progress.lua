@@ -2,7 +2,7 @@
 -- elapsed / duration, samples, lost and processes so far, rewritten about once
 -- a second through lib/status_line.lua (which shows nothing off a terminal).
 -- Pure: the caller gives the clock readings and the profiler's running stats.
-local profiler = require("moonrover.profiling.profiler")
+local profiler = require("moonrover.profiler.profiler")
 local status_line = require("moonrover.lib.status_line")
 
 local _M = {}

@@ -2,8 +2,8 @@
 -- OAP's network-profiling log rule reads, and the SpanAttachedEvents of the
 -- request and the response, with the span the sw8 or b3 header names.
 local json = require("moonrover.lib.json_decode")
-local traces = require("moonrover.rover.network.traces")
-local traffic = require("moonrover.rover.network.traffic")
+local traces = require("moonrover.rover.network_task.traces")
+local traffic = require("moonrover.rover.network_task.traffic")
 
 local NGINX = { pid = 100, id = "p-nginx", entity = { layer = "OS_LINUX", serviceName = "web", instanceName = "host-1",
   processName = "nginx" } }
