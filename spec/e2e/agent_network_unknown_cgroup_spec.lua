@@ -20,27 +20,16 @@ local NGINX_LOCATIONS = [[
 ]]
 
 describe("the network tracer in moonrover agent: a cgroup of unknown layout (end to end)", function()
-  local dir, scripts, agent, group
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    scripts = agent_run.scripts_dir(dir)
-    group = servers.unknown_cgroup(dir, "unknown")
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    group:remove()
-    e2e.rmdir(dir)
-  end)
+  local group
+  local env = agent_run.each_test(before_each, after_each, {
+    set_up = function(case) group = servers.unknown_cgroup(case.dir, "unknown") end,
+    tear_down = function() group:remove() end,
+  })
 
   it("names nginx's series by its cgroup path, and logs the cgroup layout once", function()
-    agent = agent_run.start(dir, scripts, AGENT_OPTIONS)
+    local agent = env:start(AGENT_OPTIONS)
     assert.is_truthy(agent.port, agent:log_text())
-    local nginx = servers.nginx(group, dir, NGINX_LOCATIONS)
+    local nginx = servers.nginx(group, env.dir, NGINX_LOCATIONS)
     local listen_addr = "127.0.0.1:" .. nginx.port
     local listen = string.format('container_net_tcp_listen_info{container_id="%s",listen_addr="%s",proxy=""}',
       group.id, listen_addr)

@@ -13,35 +13,17 @@ local it = require("support.skip").guard(it, pending, e2e.skip_reason())
 local REFUSAL_S = 30
 
 describe("the agent's pid file (end to end)", function()
-  local dir, scripts, agent, started
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    scripts = dir .. "/scripts"
-    os.execute("mkdir " .. scripts)
-    started = {}
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    for _, pid in ipairs(started) do
-      e2e.kill(pid)
-    end
-    e2e.rmdir(dir)
-  end)
+  local env = agent_run.each_test(before_each, after_each)
 
   -- Runs an agent that should refuse to start; its exit code and output.
   local function refused_agent(pid_file)
     return e2e.run(string.format("timeout %d %s agent --http 127.0.0.1:0 --pid-file %s --scripts %s", REFUSAL_S,
-      e2e.quote(e2e.bin), e2e.quote(pid_file), e2e.quote(scripts)))
+      e2e.quote(e2e.bin), e2e.quote(pid_file), e2e.quote(env.scripts)))
   end
 
   it("lets one agent hold a pid file: a second names the first and stops, and reload still reaches the first",
     function()
-      agent = agent_run.start(dir, scripts)
+      local agent = env:start()
       assert.is_truthy(agent.port, agent:log_text())
       local code, out, err = refused_agent(agent.pid_file)
       assert.same(1, code, out .. err)
@@ -56,15 +38,15 @@ describe("the agent's pid file (end to end)", function()
     end)
 
   it("does not signal a moonrover profile that a pid file names", function()
-    local pid_file, out = dir .. "/not-an-agent.pid", dir .. "/p.folded"
+    local pid_file, out = env.dir .. "/not-an-agent.pid", env.dir .. "/p.folded"
     os.execute(string.format("sh -c 'echo $$ > %s; exec %s profile -d 3 -o %s' >/dev/null 2>&1 &",
-      e2e.quote(dir .. "/profile.pid"), e2e.quote(e2e.bin), e2e.quote(out)))
+      e2e.quote(env.dir .. "/profile.pid"), e2e.quote(e2e.bin), e2e.quote(out)))
     local pid = agent_run.wait_for(function()
-      local p = tonumber(e2e.read_all(dir .. "/profile.pid") or "")
+      local p = tonumber(e2e.read_all(env.dir .. "/profile.pid") or "")
       return p and (e2e.read_all("/proc/" .. p .. "/comm") or "") == "moonrover\n" and p
     end)
     assert.is_truthy(pid, "the profile did not start")
-    started[#started + 1] = pid
+    env:kill_later(pid)
     files.write(pid_file, pid .. "\n")
     local code, _, err = e2e.moonrover({ "reload", "--pid-file", pid_file })
     assert.same(1, code)
@@ -75,7 +57,7 @@ describe("the agent's pid file (end to end)", function()
   end)
 
   it("refuses a pid file path that is another user's link in /tmp, writing nothing through it", function()
-    local tmp, victim = dir .. "/tmp", dir .. "/victim"
+    local tmp, victim = env.dir .. "/tmp", env.dir .. "/victim"
     files.write(victim, "precious\n")
     assert.same(0, (e2e.run("mkdir -m 1777 " .. tmp .. " && ln -s " .. victim .. " " .. tmp .. "/agent.pid" ..
       " && chown -h nobody " .. tmp .. "/agent.pid")))

@@ -37,24 +37,11 @@ local function run_refused(scripts, extra)
 end
 
 describe("moonrover agent scripts (end to end)", function()
-  local dir, scripts, agent
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    scripts = agent_run.scripts_dir(dir)
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    e2e.rmdir(dir)
-  end)
+  local env = agent_run.each_test(before_each, after_each)
 
   it("stops a script past its memory budget, frees its state and shows each script's memory", function()
     local budget_mib = 64
-    write(scripts .. "/grower.lua", [[
+    write(env.scripts .. "/grower.lua", [[
 local agent = require("moonrover.agent")
 agent.set_memory_budget(]] .. budget_mib .. [[)
 local kept = {}
@@ -62,12 +49,12 @@ agent.every(0.01, function()
   for i = 1, 1000 do kept[#kept + 1] = string.rep("x", 1000) .. #kept end
 end)
 ]])
-    write(scripts .. "/steady.lua", [[
+    write(env.scripts .. "/steady.lua", [[
 local agent = require("moonrover.agent")
 local seen = {}
 agent.on("process", function(batch) seen[#seen + 1] = batch.n end)
 ]])
-    agent = agent_run.start(dir, scripts)
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
     local peak = 0
     local stopped = agent_run.wait_for(function()
@@ -94,7 +81,7 @@ agent.on("process", function(batch) seen[#seen + 1] = batch.n end)
   end)
 
   it("frees the state of a script interrupted mid-call", function()
-    write(scripts .. "/hog.lua", [[
+    write(env.scripts .. "/hog.lua", [[
 local agent = require("moonrover.agent")
 agent.set_memory_budget(1024)
 local kept = {}
@@ -102,7 +89,7 @@ for i = 1, 150000 do kept[i] = string.rep("y", 1000) .. i end
 agent.gauge("spec_hog_loaded", "1 once the hog holds its memory"):set(1)
 agent.after(0.2, function() while true do end end)
 ]])
-    agent = agent_run.start(dir, scripts, "--budget-ms 3000")
+    local agent = env:start("--budget-ms 3000")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_hog_loaded") == 1 end),
       agent:log_text())
     local holding = rss(agent.pid)
@@ -119,35 +106,35 @@ agent.after(0.2, function() while true do end end)
   end)
 
   it("lets set_budget at load extend the load", function()
-    write(scripts .. "/slow_start.lua", [[
+    write(env.scripts .. "/slow_start.lua", [[
 local agent = require("moonrover.agent")
 agent.set_budget(5000)
 local t0 = agent.now()
 while agent.now() < t0 + 0.4 do end
 agent.gauge("spec_slow_start", "1 once the slow load finished"):set(1)
 ]])
-    agent = agent_run.start(dir, scripts, "--budget-ms 100")
+    local agent = env:start("--budget-ms 100")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_slow_start") == 1 end),
       agent:log_text())
     assert.not_matches("not started", agent:log_text())
   end)
 
   it("counts a script interrupted at load as disabled, naming the budget it ran under", function()
-    write(scripts .. "/stuck.lua", [[
+    write(env.scripts .. "/stuck.lua", [[
 local agent = require("moonrover.agent")
 agent.set_budget(300)
 while true do end
 ]])
-    agent = agent_run.start(dir, scripts, "--budget-ms 100")
+    local agent = env:start("--budget-ms 100")
     assert.is_truthy(agent.port, agent:log_text())
-    assert.matches("script not started: " .. scripts:gsub("%p", "%%%0")
+    assert.matches("script not started: " .. env.scripts:gsub("%p", "%%%0")
       .. "/stuck%.lua: ran past its time budget of 300 ms", agent:log_text())
     assert.is_truthy(agent_run.wait_for(function() return agent:metric('moonrover_scripts{state="disabled"}') == 1 end),
       agent:get("/metrics"))
     local health = agent:get("/healthz")
     assert.matches("scripts: 1 active, 1 disabled", health)
-    assert.matches("\n  stuck: disabled: " .. scripts .. "/stuck.lua: ran past its time budget of 300 ms\n", health, 1,
-      true)
+    assert.matches("\n  stuck: disabled: " .. env.scripts .. "/stuck.lua: ran past its time budget of 300 ms\n",
+      health, 1, true)
     assert.same(1, agent:metric('moonrover_lua_interrupts_total{script="stuck"}'))
   end)
 
@@ -162,13 +149,13 @@ agent.on("process", function(batch)
   %s
 end)
 ]]
-    write(scripts .. "/watcher.lua", script:format(1, 1, ""))
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/watcher.lua", script:format(1, 1, ""))
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
     os.execute("true")
     assert.is_truthy(agent_run.wait_for(function() return agent:log_text():match("version 1 got a batch") end),
       agent:log_text())
-    write(scripts .. "/watcher.lua", script:format(2, 2, 'error("version 2 breaks")'))
+    write(env.scripts .. "/watcher.lua", script:format(2, 2, 'error("version 2 breaks")'))
     agent:signal("HUP")
     assert.is_truthy(agent_run.wait_for(function()
       return agent:metric('moonrover_lua_canary_failures_total{script="watcher"}') == 1
@@ -184,15 +171,15 @@ end)
   end)
 
   it("points script errors at the script's line, without the agent API's frames", function()
-    write(scripts .. "/bad_timer.lua", "local agent = require('moonrover.agent')\nagent.every(1, nil)\n")
-    write(scripts .. "/bad_stream.lua", "local agent = require('moonrover.agent')\nagent.on('nope', print)\n")
-    write(scripts .. "/raiser.lua", [[
+    write(env.scripts .. "/bad_timer.lua", "local agent = require('moonrover.agent')\nagent.every(1, nil)\n")
+    write(env.scripts .. "/bad_stream.lua", "local agent = require('moonrover.agent')\nagent.on('nope', print)\n")
+    write(env.scripts .. "/raiser.lua", [[
 local agent = require("moonrover.agent")
 agent.after(0.1, function()
   agent.gauge("spec_raiser"):set("not a number")
 end)
 ]])
-    agent = agent_run.start(dir, scripts)
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function()
       return agent:metric('moonrover_lua_errors_total{script="raiser"}') == 1
     end), agent:log_text())
@@ -207,19 +194,19 @@ end)
   end)
 
   it("points bad histogram buckets at the script's line", function()
-    write(scripts .. "/descending.lua", [[
+    write(env.scripts .. "/descending.lua", [[
 local agent = require("moonrover.agent")
 agent.histogram("spec_descending_seconds", nil, nil, { 1, 0.5 })
 ]])
-    write(scripts .. "/textual.lua", [[
+    write(env.scripts .. "/textual.lua", [[
 local agent = require("moonrover.agent")
 agent.histogram("spec_textual_seconds", nil, nil, { 0.1, "1" })
 ]])
-    write(scripts .. "/fine.lua", [[
+    write(env.scripts .. "/fine.lua", [[
 local agent = require("moonrover.agent")
 agent.histogram("spec_fine_seconds", nil, nil, { 0.5 }):observe(1)
 ]])
-    agent = agent_run.start(dir, scripts)
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_fine_seconds_count") == 1 end),
       agent:log_text())
     local log = agent:log_text()
@@ -234,11 +221,11 @@ agent.histogram("spec_fine_seconds", nil, nil, { 0.5 }):observe(1)
   end)
 
   it("refuses to start with a broken script under --strict, naming it, before running any", function()
-    local marker = dir .. "/good-ran"
+    local marker = env.dir .. "/good-ran"
     -- named to come first: it would run before the broken one is read
-    write(scripts .. "/a_good.lua", EVIL:format(marker))
-    write(scripts .. "/broken.lua", "local x = = 1\n")
-    local code, err = run_refused(scripts, "--strict")
+    write(env.scripts .. "/a_good.lua", EVIL:format(marker))
+    write(env.scripts .. "/broken.lua", "local x = = 1\n")
+    local code, err = run_refused(env.scripts, "--strict")
     assert.same(1, code, err)
     assert.matches("moonrover agent: %-%-strict: not starting with a broken script: [^\n]*/broken%.lua:1: ", err)
     assert.is_nil(e2e.read_all(marker), "the good script ran")
@@ -246,26 +233,26 @@ agent.histogram("spec_fine_seconds", nil, nil, { 0.5 }):observe(1)
   end)
 
   it("says on /healthz how the first start went, before any reload", function()
-    write(scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
-    write(scripts .. "/broken.lua", "local x = = 1\n")
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
+    write(env.scripts .. "/broken.lua", "local x = = 1\n")
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
     local health = agent:get("/healthz")
-    assert.matches("\nstart: 1 script failed: " .. scripts .. "/broken.lua:1: unexpected symbol near '='\n",
+    assert.matches("\nstart: 1 script failed: " .. env.scripts .. "/broken.lua:1: unexpected symbol near '='\n",
       health, 1, true)
     assert.not_matches("last reload", health)
-    os.remove(scripts .. "/broken.lua")
+    os.remove(env.scripts .. "/broken.lua")
     agent:signal("HUP")
     assert.is_truthy(agent_run.wait_for(function() return (agent:get("/healthz") or ""):match("last reload: ok\n") end),
       agent:log_text())
   end)
 
   it("says that --scripts names a file, not a directory", function()
-    write(scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
-    local code, err = run_refused(scripts .. "/fine.lua")
+    write(env.scripts .. "/fine.lua", "local agent = require('moonrover.agent')\n")
+    local code, err = run_refused(env.scripts .. "/fine.lua")
     assert.same(1, code, err)
-    assert.same("moonrover agent: --scripts: " .. scripts .. "/fine.lua is a file, not a directory; name the "
-      .. "directory that holds your scripts (--scripts " .. scripts .. ")\n", err)
+    assert.same("moonrover agent: --scripts: " .. env.scripts .. "/fine.lua is a file, not a directory; name the "
+      .. "directory that holds your scripts (--scripts " .. env.scripts .. ")\n", err)
   end)
 
   it("counts a stack overflow in a stream callback as an error, and the script keeps running", function()
@@ -275,8 +262,8 @@ local agent = require("moonrover.agent")
 local function down(n) return down(n + 1) + 1 end
 agent.on("process", function(batch) down(1) end)
 ]]
-    write(scripts .. "/deep.lua", deep)
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/deep.lua", deep)
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
     assert.is_truthy(agent_run.wait_for(function()
       os.execute("true")
@@ -288,7 +275,7 @@ agent.on("process", function(batch) down(1) end)
     assert.is_nil(agent:metric('moonrover_lua_interrupts_total{script="deep"}'))
     assert.matches("\n  deep: active", agent:get("/healthz"), 1, true)
     -- in a reload's canary, the same: an error, not a budget overrun
-    write(scripts .. "/deep.lua", deep .. "-- version 2\n")
+    write(env.scripts .. "/deep.lua", deep .. "-- version 2\n")
     local code, _, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
     assert.same(3, code, err)
     assert.matches("refused the reload, its previous scripts keep running: its canary batch failed: [^\n]*"
@@ -297,31 +284,31 @@ agent.on("process", function(batch) down(1) end)
   end)
 
   it("refuses a scripts directory others can write, and runs it only when told to", function()
-    local marker = dir .. "/evil-ran"
-    os.execute("chown 65534:65534 " .. e2e.quote(scripts) .. " && chmod 777 " .. e2e.quote(scripts))
-    local evil = scripts .. "/evil.lua"
+    local marker = env.dir .. "/evil-ran"
+    os.execute("chown 65534:65534 " .. e2e.quote(env.scripts) .. " && chmod 777 " .. e2e.quote(env.scripts))
+    local evil = env.scripts .. "/evil.lua"
     write(evil, EVIL:format(marker))
     os.execute("chown 65534:65534 " .. e2e.quote(evil) .. " && chmod 666 " .. e2e.quote(evil))
-    local code, err = run_refused(scripts)
+    local code, err = run_refused(env.scripts)
     assert.same(1, code, err)
-    assert.same("moonrover agent: refusing to run scripts from " .. scripts
+    assert.same("moonrover agent: refusing to run scripts from " .. env.scripts
       .. ": it is owned by uid 65534, not by root or the agent's user"
       .. " (fix with chown, or allow it with --allow-unsafe-scripts)\n", err:match("[^\n]*\n$"))
     assert.is_nil(e2e.read_all(marker))
-    agent = agent_run.start(dir, scripts, "--allow-unsafe-scripts")
+    local agent = env:start("--allow-unsafe-scripts")
     assert.is_truthy(agent_run.wait_for(function() return e2e.read_all(marker) end), agent:log_text())
   end)
 
   it("skips a script file others can write in a safe directory", function()
-    local marker = dir .. "/evil-ran"
-    local evil = scripts .. "/evil.lua"
+    local marker = env.dir .. "/evil-ran"
+    local evil = env.scripts .. "/evil.lua"
     write(evil, EVIL:format(marker))
     os.execute("chmod 666 " .. e2e.quote(evil))
-    write(scripts .. "/fine.lua", [[
+    write(env.scripts .. "/fine.lua", [[
 local agent = require("moonrover.agent")
 agent.gauge("spec_fine", "1 once loaded"):set(1)
 ]])
-    agent = agent_run.start(dir, scripts)
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_fine") == 1 end), agent:log_text())
     assert.matches("script not started: refusing to run " .. evil:gsub("%p", "%%%0")
       .. ": it is writable by group or others %(mode 0666; fix with chmod go%-w", agent:log_text())

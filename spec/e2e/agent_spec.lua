@@ -44,26 +44,12 @@ local function run_many(program, n)
 end
 
 describe("moonrover agent (end to end)", function()
-  local dir, scripts, agent
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    scripts = dir .. "/scripts"
-    os.execute("mkdir " .. scripts)
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    e2e.rmdir(dir)
-  end)
+  local env = agent_run.each_test(before_each, after_each)
 
   it("counts every exec and exit exactly once, across a hot reload in the middle", function()
-    local program, name = make_program(dir)
-    write(scripts .. "/counter.lua", COUNTER:format(name))
-    agent = agent_run.start(dir, scripts)
+    local program, name = make_program(env.dir)
+    write(env.scripts .. "/counter.lua", COUNTER:format(name))
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
     run_many(program, 150)
@@ -80,18 +66,18 @@ describe("moonrover agent (end to end)", function()
   end)
 
   it("keeps the old version running when a reload has a syntax error or fails its canary", function()
-    local program, name = make_program(dir)
-    write(scripts .. "/counter.lua", COUNTER:format(name))
-    agent = agent_run.start(dir, scripts)
+    local program, name = make_program(env.dir)
+    write(env.scripts .. "/counter.lua", COUNTER:format(name))
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
 
-    write(scripts .. "/counter.lua", "local x = = 1\n")
+    write(env.scripts .. "/counter.lua", "local x = = 1\n")
     agent:signal("HUP")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("moonrover_reload_last_success") == 0 end))
     assert.matches("reload refused, the previous scripts keep running: .*counter%.lua:1:", agent:log_text())
     assert.matches("last reload: failed: .*counter%.lua:1:", agent:get("/healthz"))
 
-    write(scripts .. "/counter.lua", [[
+    write(env.scripts .. "/counter.lua", [[
 local agent = require("moonrover.agent")
 agent.on("process", function(batch) error("broken on its first batch") end)
 ]])
@@ -107,17 +93,17 @@ agent.on("process", function(batch) error("broken on its first batch") end)
   end)
 
   it("survives a script that raises errors and one that loops forever", function()
-    local program, name = make_program(dir)
-    write(scripts .. "/counter.lua", COUNTER:format(name))
-    write(scripts .. "/raiser.lua", [[
+    local program, name = make_program(env.dir)
+    write(env.scripts .. "/counter.lua", COUNTER:format(name))
+    write(env.scripts .. "/raiser.lua", [[
 local agent = require("moonrover.agent")
 agent.on("process", function(batch) error("raiser fails on purpose") end)
 ]])
-    write(scripts .. "/looper.lua", [[
+    write(env.scripts .. "/looper.lua", [[
 local agent = require("moonrover.agent")
 agent.on("process", function(batch) local x = 0 while true do x = x + 1 end end)
 ]])
-    agent = agent_run.start(dir, scripts, "--budget-ms 300")
+    local agent = env:start("--budget-ms 300")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
     run_many(program, 30)
     assert.is_truthy(agent_run.wait_for(function()
@@ -142,39 +128,39 @@ agent.on("process", function(batch) local x = 0 while true do x = x + 1 end end)
   end)
 
   it("runs a user script in place of the bundled one of the same name", function()
-    write(scripts .. "/process_events.lua", [[
+    write(env.scripts .. "/process_events.lua", [[
 local agent = require("moonrover.agent")
 agent.gauge("spec_replaced", "set by the user's process_events.lua"):set(1)
 ]])
-    agent = agent_run.start(dir, scripts)
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_replaced") == 1 end), agent:log_text())
     assert.not_matches("moonrover_process_events_total", agent:get("/metrics"))
     assert.matches("started 1 of 1 script%(s%)", agent:log_text())
   end)
 
   it("gives scripts the --config file through agent.config()", function()
-    local cfg = dir .. "/rover.yaml"
+    local cfg = env.dir .. "/rover.yaml"
     write(cfg, "core:\n  backend:\n    addr: ${MR_SPEC_UNSET_VAR:oap.example:11800}\n")
-    write(scripts .. "/reads_config.lua", [[
+    write(env.scripts .. "/reads_config.lua", [[
 local agent = require("moonrover.agent")
 local config = require("moonrover.config")
 local addr = config.get_string(agent.config(), "core.backend.addr")
 agent.gauge("spec_config_ok", "1 when the script saw the configured address")
   :set(addr == "oap.example:11800" and 1 or 0)
 ]])
-    agent = agent_run.start(dir, scripts, "--config " .. e2e.quote(cfg))
+    local agent = env:start("--config " .. e2e.quote(cfg))
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_config_ok") == 1 end), agent:log_text())
   end)
 
   it("interrupts a script stuck in a runtime call only when the call returns", function()
-    local program, name = make_program(dir)
-    write(scripts .. "/counter.lua", COUNTER:format(name))
-    write(scripts .. "/sleeper.lua", [[
+    local program, name = make_program(env.dir)
+    write(env.scripts .. "/counter.lua", COUNTER:format(name))
+    write(env.scripts .. "/sleeper.lua", [[
 local agent = require("moonrover.agent")
 local rt = require("moonrover.rt").with_test_api()
 agent.on("process", function(batch) rt.lib.mr_sys_sleep_ms(800) end)
 ]])
-    agent = agent_run.start(dir, scripts, "--budget-ms 200")
+    local agent = env:start("--budget-ms 200")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
     run_many(program, 5)
     assert.is_truthy(agent_run.wait_for(function()
@@ -186,14 +172,14 @@ agent.on("process", function(batch) rt.lib.mr_sys_sleep_ms(800) end)
   end)
 
   it("interrupts a script looping on print and survives one that breaks package", function()
-    local program, name = make_program(dir)
-    write(scripts .. "/counter.lua", COUNTER:format(name))
-    write(scripts .. "/printer.lua", [[
+    local program, name = make_program(env.dir)
+    write(env.scripts .. "/counter.lua", COUNTER:format(name))
+    write(env.scripts .. "/printer.lua", [[
 local agent = require("moonrover.agent")
 agent.after(0.05, function() while true do print("spam") end end)
 ]])
-    write(scripts .. "/breaker.lua", "package = nil\n")
-    agent = agent_run.start(dir, scripts, "--budget-ms 50")
+    write(env.scripts .. "/breaker.lua", "package = nil\n")
+    local agent = env:start("--budget-ms 50")
     assert.is_truthy(agent.port, agent:log_text())
     assert.is_truthy(agent_run.wait_for(function()
       return agent:metric('moonrover_lua_interrupts_total{script="printer"}') == 1
@@ -204,7 +190,7 @@ agent.after(0.05, function() while true do print("spam") end end)
   end)
 
   it("closes what an interrupted script opened through the runtime", function()
-    write(scripts .. "/holder.lua", [[
+    write(env.scripts .. "/holder.lua", [[
 local agent = require("moonrover.agent")
 local profiler = require("moonrover.profiler.profiler")
 local p = assert(profiler.open({ frequency = 99, kernel = true }))
@@ -217,7 +203,7 @@ agent.after(1, function() while true do end end)
     -- a tenth of this budget. The loop runs from 1 s after the load until
     -- the budget interrupts it, well after the fds are counted.
     local budget_s = 2
-    agent = agent_run.start(dir, scripts, "--budget-ms " .. budget_s * 1000)
+    local agent = env:start("--budget-ms " .. budget_s * 1000)
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_holder_started") == 1 end),
       agent:log_text())
     local function fds()
@@ -235,16 +221,16 @@ agent.after(1, function() while true do end end)
   end)
 
   it("gives exported state back to the running version when a reload is refused late", function()
-    write(scripts .. "/a_holder.lua", [[
+    write(env.scripts .. "/a_holder.lua", [[
 local agent = require("moonrover.agent")
 local reclaimed = agent.gauge("spec_reclaimed", "state given back after a refused reload")
 agent.export(function() return { n = 7 } end, function(state) reclaimed:set(state.n) end)
 ]])
-    write(scripts .. "/z_later.lua", "local agent = require('moonrover.agent')\n")
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/z_later.lua", "local agent = require('moonrover.agent')\n")
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
     -- passes its canary, fails when loaded for real: after a_holder exported
-    write(scripts .. "/z_later.lua", [[
+    write(env.scripts .. "/z_later.lua", [[
 local agent = require("moonrover.agent")
 agent.counter("spec_late_total", "made by a version refused late"):inc()
 if not agent.canary then error("only the live load fails") end
@@ -265,7 +251,7 @@ h:observe(0.3)
 ]]
     local prometheus = "0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10"
     local function section()
-      return (agent:get("/metrics") or ""):match("# HELP spec_http_seconds .-spec_http_seconds_count[^\n]*\n")
+      return (env.agent:get("/metrics") or ""):match("# HELP spec_http_seconds .-spec_http_seconds_count[^\n]*\n")
     end
     local function expected(count)
       local lines = { "# HELP spec_http_seconds Spec requests", "# TYPE spec_http_seconds histogram" }
@@ -278,13 +264,13 @@ h:observe(0.3)
       return table.concat(lines, "\n") .. "\n"
     end
 
-    write(scripts .. "/latency.lua", script:format(prometheus, 1))
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/latency.lua", script:format(prometheus, 1))
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_histogram_version") == 1 end),
       agent:log_text())
     assert.same(expected(1), section())
 
-    write(scripts .. "/latency.lua", script:format("0.1, 1", 2))
+    write(env.scripts .. "/latency.lua", script:format("0.1, 1", 2))
     agent:signal("HUP")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("moonrover_reload_last_success") == 0 end),
       agent:log_text())
@@ -293,7 +279,7 @@ h:observe(0.3)
       agent:log_text())
     assert.same(expected(1), section())
 
-    write(scripts .. "/latency.lua", script:format(prometheus, 3))
+    write(env.scripts .. "/latency.lua", script:format(prometheus, 3))
     agent:signal("HUP")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_histogram_version") == 3 end),
       agent:log_text())
@@ -301,49 +287,48 @@ h:observe(0.3)
   end)
 
   it("stops cleanly on SIGTERM: exit status 0, pid file and status file removed", function()
-    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    local agent = env:start()
     assert.is_truthy(agent.port, agent:log_text())
-    assert.is_truthy(agent_run.wait_for(function() return e2e.read_all(dir .. "/agent.pid.status") end))
+    assert.is_truthy(agent_run.wait_for(function() return e2e.read_all(env.dir .. "/agent.pid.status") end))
     assert.same(0, agent:stop())
-    agent = nil
-    assert.is_nil(e2e.read_all(dir .. "/agent.pid"))
-    assert.is_nil(e2e.read_all(dir .. "/agent.pid.status"))
-    assert.matches("stopped", e2e.read_all(dir .. "/agent.log"))
+    assert.is_nil(e2e.read_all(env.dir .. "/agent.pid"))
+    assert.is_nil(e2e.read_all(env.dir .. "/agent.pid.status"))
+    assert.matches("stopped", e2e.read_all(env.dir .. "/agent.log"))
   end)
 
   it("reloads through `moonrover reload`, which waits for the agent's answer", function()
-    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
     local code, out, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
     assert.same(0, code, err)
     assert.same("the agent (pid " .. agent.pid .. ") reloaded its scripts: loaded 2 script(s)\n", out)
     -- answered after the swap: the new version is there already
     assert.same(2, agent:metric("spec_version"))
-    local missing_code, _, missing_err = e2e.moonrover({ "reload", "--pid-file", dir .. "/missing.pid" })
+    local missing_code, _, missing_err = e2e.moonrover({ "reload", "--pid-file", env.dir .. "/missing.pid" })
     assert.same(1, missing_code)
     assert.matches("^moonrover reload: cannot read .*missing%.pid", missing_err)
   end)
 
   it("exits 3 with the agent's reason when it refuses the reload", function()
-    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
-    write(scripts .. "/counter.lua", "local x = = 1\n")
+    write(env.scripts .. "/counter.lua", "local x = = 1\n")
     local code, out, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
     assert.same(3, code, out .. err)
     assert.same("", out)
     assert.same("moonrover reload: the agent (pid " .. agent.pid .. ") refused the reload, its previous scripts "
-      .. "keep running: " .. scripts .. "/counter.lua:1: unexpected symbol near '='\n", err)
+      .. "keep running: " .. env.scripts .. "/counter.lua:1: unexpected symbol near '='\n", err)
     assert.same(0, agent:metric("moonrover_reload_last_success"))
   end)
 
   it("only signals with `moonrover reload --no-wait`", function()
-    write(scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
-    agent = agent_run.start(dir, scripts)
+    write(env.scripts .. "/counter.lua", COUNTER:format("mrspec_true"))
+    local agent = env:start()
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
-    write(scripts .. "/counter.lua", "local x = = 1\n")
+    write(env.scripts .. "/counter.lua", "local x = = 1\n")
     local code, out, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--no-wait" })
     assert.same(0, code, err)
     assert.same("asked the agent (pid " .. agent.pid .. ") to reload its scripts\n", out)

@@ -43,24 +43,11 @@ end)
 local DL = 'actual_destination="10.20.0.2:8080",container_id="/system.slice/spec.service",destination="10.20.0.2:8080"'
 
 describe("coroot metrics in moonrover agent (end to end)", function()
-  local dir, agent
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    os.execute("mkdir -m 755 " .. dir .. "/scripts")
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    e2e.rmdir(dir)
-  end)
+  local env = agent_run.each_test(before_each, after_each)
 
   it("exports coroot's series through the agent and counts bytes once across a reload", function()
-    write(dir .. "/scripts/net.lua", SCRIPT)
-    agent = agent_run.start(dir, dir .. "/scripts")
+    write(env.scripts .. "/net.lua", SCRIPT)
+    local agent = env:start()
     local function sent()
       return agent:metric("container_net_tcp_bytes_sent_total{" .. DL .. "}")
     end

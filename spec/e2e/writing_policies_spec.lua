@@ -155,33 +155,17 @@ local function profiles_of(profiles, name, pid)
 end
 
 describe("docs/writing-policies.md (end to end)", function()
-  local dir, agent, workloads
-
-  before_each(function()
-    dir, workloads = e2e.tmpdir(), {}
-  end)
-
-  after_each(function()
-    if agent then
-      agent:stop()
-      agent = nil
-    end
-    for _, pid in ipairs(workloads) do
-      e2e.kill(pid)
-    end
-    e2e.rmdir(dir)
-  end)
+  local env = agent_run.each_test(before_each, after_each)
 
   it("runs as written, and the agent logs the lines it quotes", function()
     local all, saved = read_doc()
     local quoted, policy = quoted_in(all, 1, 6), saved["long_failures.lua"]
     assert.is_truthy(policy, "no long_failures.lua in the tutorial")
     assert.is_true(#quoted >= 6, "the tutorial quotes " .. #quoted .. " log lines")
-    local policies = dir .. "/policies"
-    os.execute("mkdir -p " .. e2e.quote(policies))
+    local policies = env.scripts
 
     -- 1. start the agent with the (empty) directory
-    agent = agent_run.start(dir, policies, AGENT_OPTIONS)
+    local agent = env:start(AGENT_OPTIONS)
     assert.is_truthy(agent.port, agent:log_text())
 
     -- 2 and 3. save the policy and load it without restarting
@@ -213,37 +197,38 @@ describe("docs/writing-policies.md (end to end)", function()
     local quoted, policy = quoted_in(all, 7, 9), policies["busy_profile.lua"]
     assert.is_truthy(policy, "no busy_profile.lua in the tutorial")
     assert.is_true(#quoted >= 8, "chapters 7 to 9 quote " .. #quoted .. " log lines")
-    local policies_dir, profiles = dir .. "/policies", dir .. "/profiles"
+    local policies_dir, profiles = env.scripts, env.dir .. "/profiles"
     -- the workload under a name of this case's own, so that no other test's is profiled
-    local name = e2e.own_name(dir, "duty")
-    local bin = dir .. "/" .. name
-    assert.same(0, (e2e.run(string.format("mkdir -m 755 %s %s && cp %s %s", e2e.quote(policies_dir),
-      e2e.quote(profiles), e2e.quote(e2e.workloads .. "/" .. DOC_NAME), e2e.quote(bin)))))
+    local name = e2e.own_name(env.dir, "duty")
+    local bin = env.dir .. "/" .. name
+    assert.same(0, (e2e.run(string.format("mkdir -m 755 %s && cp %s %s", e2e.quote(profiles),
+      e2e.quote(e2e.workloads .. "/" .. DOC_NAME), e2e.quote(bin)))))
     local own, n = policy:gsub('local NAME = "' .. DOC_NAME .. '"', 'local NAME = "' .. name .. '"')
     assert.same(1, n, "the tutorial's policy has no `local NAME = \"duty_cycle\"`")
     own = own:gsub(escape(DOC_PROFILES), function() return profiles end)
 
     -- 7 and 8. save the policy, load it, start a process that keeps a core busy
-    agent = agent_run.start(dir, policies_dir, AGENT_OPTIONS)
+    local agent = env:start(AGENT_OPTIONS)
     files.write(policies_dir .. "/busy_profile.lua", own)
     local code, out, err = e2e.moonrover({ "reload", "--pid-file", agent.pid_file, "--timeout", "30s" })
     assert.same(0, code, out .. err)
     local busy = start_weighted(e2e.quote(bin) .. " 100 120")
-    workloads[#workloads + 1] = busy
+    env:kill_later(busy)
     assert.is_truthy(agent_run.wait_for(function() return #profiles_of(profiles, name, busy) == 1 end,
       PROFILE_WAIT_S), agent:log_tail())
     local held = "%(pid " .. busy .. "%) is still busy; next profile in %d+ s"
     assert.is_truthy(agent_run.wait_for(function() return agent:log_text():match(held) end), agent:log_tail())
     local file = profiles .. "/" .. profiles_of(profiles, name, busy)[1]
-    local env = "HOME=" .. dir .. " GOPATH=" .. dir .. "/go GOCACHE=" .. dir .. "/gocache GOPROXY=off GOFLAGS=-mod=mod "
-    local rc, top, top_err = e2e.run(env .. "go tool pprof -top " .. e2e.quote(file))
+    local go_env = "HOME=" .. env.dir .. " GOPATH=" .. env.dir .. "/go GOCACHE=" .. env.dir
+      .. "/gocache GOPROXY=off GOFLAGS=-mod=mod "
+    local rc, top, top_err = e2e.run(go_env .. "go tool pprof -top " .. e2e.quote(file))
     assert.same(0, rc, top_err)
     assert.matches("busy_phase", top)
     assert.matches("File: " .. name .. "\n", top, 1, true)
 
     -- 9. a process busy 70% of the time is left alone, until the threshold is 50%
     local steady = start_weighted(e2e.quote(bin) .. " 70 120")
-    workloads[#workloads + 1] = steady
+    env:kill_later(steady)
     os.execute("sleep " .. JUDGED_S)
     assert.is_nil(agent:log_text():match("%(pid " .. steady .. "%) above"), agent:log_tail())
     local lowered

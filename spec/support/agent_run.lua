@@ -115,18 +115,25 @@ function Env:start(extra, env)
   return self.agent
 end
 
+-- Has the process pid (a workload the case started) killed after the case,
+-- once the agent is stopped.
+function Env:kill_later(pid)
+  self.pids[#self.pids + 1] = pid
+end
+
 -- Called in a describe block with busted's before_each and after_each (a
 -- spec's own, which a helper does not see): the table its cases share, made
 -- anew before each case with dir (a temporary directory), scripts (its
--- scripts folder) and start. hooks.set_up(env), when given, adds what the
--- spec needs; after the case hooks.tear_down(env) ends it, then the agent
--- is stopped and dir removed.
+-- scripts folder), start and kill_later. hooks.set_up(env), when given, adds
+-- what the spec needs; after the case hooks.tear_down(env) ends it, then the
+-- agent is stopped, the processes given to kill_later killed and dir removed.
 function _M.each_test(before_each, after_each, hooks)
   hooks = hooks or {}
   local env = setmetatable({}, Env)
   before_each(function()
     env.dir = e2e.tmpdir()
     env.scripts = _M.scripts_dir(env.dir)
+    env.pids = {}
     if hooks.set_up then
       hooks.set_up(env)
     end
@@ -138,6 +145,9 @@ function _M.each_test(before_each, after_each, hooks)
     if env.agent then
       env.agent:stop()
       env.agent = nil
+    end
+    for _, pid in ipairs(env.pids) do
+      e2e.kill(pid)
     end
     e2e.rmdir(env.dir)
   end)
