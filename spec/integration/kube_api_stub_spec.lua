@@ -39,11 +39,11 @@ end
 local Watch = {}
 Watch.__index = Watch
 
-local function watch(stub, path)
+local function watch(stub, path, token)
   local w = setmetatable({ file = os.tmpname(), exit_file = os.tmpname() }, Watch)
   os.remove(w.exit_file)
   os.execute(string.format("(curl -sS -N --raw --cacert %s -H %s %s >%s 2>/dev/null; echo $? >%s) &",
-    e2e.quote(stub.ca), e2e.quote("Authorization: Bearer " .. TOKEN),
+    e2e.quote(stub.ca), e2e.quote("Authorization: Bearer " .. (token or TOKEN)),
     e2e.quote("https://localhost:" .. stub.port .. path), e2e.quote(w.file), e2e.quote(w.exit_file)))
   return w
 end
@@ -104,7 +104,9 @@ describe("stand-in Kubernetes API server", function()
 
   after_each(function()
     stub:stop()
+    local err = stub:stderr()
     e2e.rmdir(stub.dir)
+    assert.equals("", err, "the stand-in wrote to stderr")
   end)
 
   it("answers 401 with a Status without the token, with a wrong one and with the old one after rotation", function()
@@ -225,6 +227,22 @@ describe("stand-in Kubernetes API server", function()
     assert.equals(404, (get(stub, "/apis/apps/v1/namespaces/shop/daemonsets/agent")))
   end)
 
+  it("refuses, through the control port, objects it does not serve and deletes of missing ones", function()
+    local stored, err = stub:put({ kind = "Secret", metadata = { name = "s" } })
+    assert.is_nil(stored)
+    assert.matches("known kind", err)
+    stored, err = stub:put({ kind = "Pod", metadata = {} })
+    assert.is_nil(stored)
+    assert.matches("metadata.name", err)
+    stored, err = stub:delete_pod("shop", "none")
+    assert.is_nil(stored)
+    assert.matches("no Pod shop/none", err)
+    assert.is_nil((stub:add_pod(kube_api.node({ name = "node-b" }))))
+    assert.equals(404, (get(stub, "/api/v1/nodes/node-b")))
+    assert(stub:delete_node("node-a"))
+    assert.equals(404, (get(stub, "/api/v1/nodes/node-a")))
+  end)
+
   it("streams ADDED, MODIFIED, DELETED from a list's resourceVersion on, in order, one chunk each", function()
     assert(stub:add_pod(pod("shop", "old", "node-a")))
     local _, list = get(stub, "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a")
@@ -330,6 +348,8 @@ describe("stand-in Kubernetes API server", function()
     assert.equals(504, status)
     assert.equals(400, (get(stub, "/api/v1/pods?resourceVersion=abc")))
     assert.equals(400, (get(stub, "/api/v1/pods?watch=1&resourceVersion=abc")))
+    assert.equals(400, (get(stub, "/api/v1/pods?watch=1&timeoutSeconds=soon")))
+    assert.equals(400, (get(stub, "/api/v1/pods?limit=many")))
   end)
 
   it("keeps its objects, versions, history and token across a stop and a kill", function()
@@ -350,5 +370,12 @@ describe("stand-in Kubernetes API server", function()
     local _, list = get(stub, "/api/v1/pods?resourceVersionMatch=Exact&resourceVersion=" ..
       added.metadata.resourceVersion, { token = "t1-spec" })
     assert.same({ "cart" }, { list.items[1].metadata.name, list.items[2] })
+    local w = watch(stub, "/api/v1/pods?watch=1&resourceVersion=" .. (tonumber(added.metadata.resourceVersion) - 1),
+      "t1-spec")
+    assert(stub:wait_watches(1), "the watch did not open")
+    assert(stub:drop_watches())
+    w:wait_end()
+    assert.same({ "ADDED cart", "ADDED pay" }, summary(w:events()))
+    w:remove()
   end)
 end)

@@ -78,9 +78,11 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     def _watch(self, url, query, route, matches):
         rv_text = query.get("resourceVersion", "")
-        if rv_text not in ("", "0") and not rv_text.isdigit():
-            body = resources.status(400, "BadRequest", 'invalid resourceVersion "%s"' % rv_text)
-            return self._finish(url, query, True, body)
+        try:
+            listing.parse_int("resourceVersion", rv_text or "0")
+            listing.parse_int("timeoutSeconds", query.get("timeoutSeconds") or "0")
+        except listing.ListError as exc:
+            return self._finish(url, query, True, exc.body)
         self.server.recorder.write(self.command, url.path, query, True, 200)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -104,6 +106,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
             events = watch.next_events(lambda: peer_closed(self.connection)) if watch.index is not None else None
         self.close_connection = True
+        watch.close()
         if watch.reset:
             self.connection.shutdown(socket.SHUT_RDWR)
             return

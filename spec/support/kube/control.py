@@ -18,6 +18,8 @@ class ControlHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
             handler = ACTIONS.get(self.path)
             if handler is None:
                 return self._answer(404, {"error": "no such control path: " + self.path})

@@ -32,11 +32,12 @@ def decode_continue(token):
         raise ListError(resources.status(400, "BadRequest", "invalid continue token")) from exc
 
 
-def parse_rv(text):
+def parse_int(name, text):
+    """A whole-number parameter; a 400 for anything else."""
     try:
         return int(text)
     except ValueError as exc:
-        raise ListError(resources.status(400, "BadRequest", 'invalid resourceVersion "%s"' % text)) from exc
+        raise ListError(resources.status(400, "BadRequest", 'invalid %s "%s"' % (name, text))) from exc
 
 
 def served_at(store, query):
@@ -54,7 +55,7 @@ def served_at(store, query):
     text, match = query.get("resourceVersion", ""), query.get("resourceVersionMatch", "")
     if text in ("", "0"):
         return current, ""
-    rv = parse_rv(text)
+    rv = parse_int("resourceVersion", text)
     if rv > current:
         raise ListError(resources.status(504, "Timeout", "Too large resource version: %d, current: %d"
                                          % (rv, current)))
@@ -67,7 +68,7 @@ def served_at(store, query):
 def page(store, route, matches, query):
     """The list object answering a list request; raises ListError."""
     rv, start = served_at(store, query)
-    limit = parse_rv(query.get("limit") or "0")
+    limit = parse_int("limit", query.get("limit") or "0")
     objects = store.snapshot(route.resource, rv)
     keys = sorted(k for k, obj in objects.items() if k > start and in_scope(route, obj) and matches(obj))
     shown = keys[:limit] if limit > 0 else keys

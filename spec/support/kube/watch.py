@@ -19,20 +19,28 @@ class Watch:
         self.reset = False
         self.bookmarks = query.get("allowWatchBookmarks") in ("1", "true")
         timeout = query.get("timeoutSeconds")
-        self.deadline = time.monotonic() + float(timeout) if timeout else None
+        self.deadline = time.monotonic() + int(timeout) if timeout else None
+        self.index, self.counted = None, False
         with store.cond:
             self.drops, self.bookmark_seen = store.drops, store.bookmarks
-            store.watches += 1
+
+    def _count(self, delta):
+        with self.store.cond:
+            self.store.watches += delta
+            self.counted = delta > 0
 
     def close(self):
-        with self.store.cond:
-            self.store.watches -= 1
+        """No longer counted as open (the watch ends; safe to call twice)."""
+        if self.counted:
+            self._count(-1)
 
     def start(self, rv_text):
         """The first events: the objects that exist (no resourceVersion, or
         "0"), nothing (a version still in the history), or one ERROR event
-        (a version compacted away: the stream then ends). Sets the position."""
+        (a version compacted away: the stream then ends). Sets the position;
+        from then on the watch counts as open."""
         state = self.store.state()
+        self._count(1)
         if rv_text in ("", "0"):
             self.index = self.store.first_after(state["resourceVersion"])
             objects = self.store.snapshot(self.route.resource, state["resourceVersion"])
@@ -40,7 +48,6 @@ class Watch:
                     if in_scope(self.route, obj) and self.matches(obj)]
         rv = int(rv_text)
         if rv < state["compacted"]:
-            self.index = None
             message = "too old resource version: %d (%d)" % (rv, state["compacted"])
             return [event("ERROR", resources.expired(message))]
         self.index = self.store.first_after(rv)
@@ -48,15 +55,20 @@ class Watch:
 
     def next_events(self, client_gone):
         """Waits for the next events to send; None when the watch ends, with
-        self.reset telling whether to close the connection without a clean end."""
+        self.reset telling whether to close the connection without a clean
+        end. A watch dropped or timed out first sends the events of what
+        changed before, so that a spec knows what it received."""
         with self.store.cond:
             while True:
                 self.reset = self.store.drop_reset
-                if self.store.drops != self.drops or client_gone() or self._timed_out():
+                ending = self.store.drops != self.drops or self._timed_out()
+                if client_gone():
                     return None
                 out = self._changes() + self._bookmark()
                 if out:
                     return out
+                if ending:
+                    return None
                 self.store.cond.wait(self._wait_time())
 
     def _timed_out(self):
