@@ -352,6 +352,12 @@ describe("stand-in Kubernetes API server", function()
     assert.equals(400, (get(stub, "/api/v1/pods?limit=many")))
   end)
 
+  it("fails to start on a port in use, saying why", function()
+    local other, err = kube_api.start({ port = stub.port })
+    assert.is_nil(other)
+    assert.matches("did not start: kube_stub: cannot serve: .*in use", err)
+  end)
+
   it("keeps its objects, versions, history and token across a stop and a kill", function()
     local added = assert(stub:add_pod(pod("shop", "cart", "node-a")))
     assert(stub:set_token("t1-spec"))

@@ -63,16 +63,23 @@ function Stub:start()
 end
 
 -- Starts a stand-in. opts (all optional): dir (its files; default a new
--- temp dir, see e2e.rmdir), token ("spec-token"), node (a node name: that
+-- temp dir, see e2e.rmdir, removed again when the start fails), port
+-- (default any free one), token ("spec-token"), node (a node name: that
 -- Node is put before start returns). Returns the stub, or nil and why.
 function _M.start(opts)
   opts = opts or {}
   local dir = opts.dir or e2e.tmpdir()
+  local function failed(why)
+    if not opts.dir then
+      e2e.rmdir(dir)
+    end
+    return nil, why
+  end
   local tls, err = certs.make(dir)
   if not tls then
-    return nil, err
+    return failed(err)
   end
-  local self = setmetatable({ dir = dir, ca = tls.ca, cert = tls.cert, key = tls.key,
+  local self = setmetatable({ dir = dir, ca = tls.ca, cert = tls.cert, key = tls.key, port = opts.port,
     first_token = opts.token or "spec-token", state_file = dir .. "/kube-state.json",
     requests_file = dir .. "/kube-requests.jsonl", out = dir .. "/kube.out", err = dir .. "/kube.err",
     pid_file = dir .. "/kube.pid", exit_file = dir .. "/kube.exit" }, Stub)
@@ -82,7 +89,7 @@ function _M.start(opts)
   end
   if not ok then
     self:stop()
-    return nil, why
+    return failed(why)
   end
   return self
 end

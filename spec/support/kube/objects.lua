@@ -69,6 +69,7 @@ function _M.pod(opts)
   local started = now()
   local pod_ip, host_ip = opts.pod_ip or "10.244.0.10", opts.host_ip or "127.0.0.1"
   local specs, statuses = {}, {}
+  assert(opts.containers and #opts.containers > 0, "a pod needs at least one container")
   for i, c in ipairs(opts.containers) do
     specs[i], statuses[i] = container_spec(c), container_status(c, started)
   end
