@@ -9,7 +9,7 @@ local kube_api = require("support.kube_api")
 
 local TOKEN = "t0-spec"
 
--- One GET (or opts.method); returns the HTTP status and the decoded body.
+-- One GET (or opts.method); returns the HTTP status, the decoded body and the body's text.
 -- opts: token (default TOKEN; false: no Authorization header), method.
 local function get(stub, path, opts)
   opts = opts or {}
@@ -25,7 +25,7 @@ local function get(stub, path, opts)
   local code, out, err = e2e.run(table.concat(words, " "))
   assert(code == 0, "curl failed: " .. err)
   local body, status = out:match("^(.*)\n(%d+)$")
-  return tonumber(status), cjson.decode(body)
+  return tonumber(status), cjson.decode(body), body
 end
 
 -- A GET that must succeed; its decoded body.
@@ -129,8 +129,9 @@ describe("stand-in Kubernetes API server", function()
   end)
 
   it("gets a node, and answers 404 with a Status for an unknown one", function()
-    local status, node = get(stub, "/api/v1/nodes/node-a")
+    local status, node, text = get(stub, "/api/v1/nodes/node-a")
     assert.equals(200, status)
+    assert.matches('^{"kind": "Node", "apiVersion": "v1", "metadata": {.*}, "spec": {.*}, "status": {', text)
     assert.same({ "Node", "v1", "node-a" }, { node.kind, node.apiVersion, node.metadata.name })
     assert.matches("^%x+%-%x+%-%x+%-%x+%-%x+$", node.metadata.uid)
     assert.matches("^%d+$", node.metadata.resourceVersion)

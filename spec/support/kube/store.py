@@ -24,6 +24,12 @@ def object_key(resource, namespace, name):
     return namespace + "/" + name if resources.RESOURCES[resource][2] else name
 
 
+def in_server_order(obj):
+    """The object with its keys in the order the API server writes them."""
+    first = {k: obj[k] for k in ("kind", "apiVersion", "metadata", "spec", "status") if k in obj}
+    return dict(first, **obj)
+
+
 class Store:
     """Objects, history and server state; every method takes the lock."""
 
@@ -75,8 +81,8 @@ class Store:
         if resource is None or not meta.get("name"):
             raise ValueError("an object needs a known kind and metadata.name")
         version, _, namespaced = resources.RESOURCES[resource]
-        obj = dict({"kind": obj["kind"], "apiVersion": version}, **copy.deepcopy(obj))
-        obj["apiVersion"], meta = version, obj.setdefault("metadata", {})
+        obj = in_server_order(dict(copy.deepcopy(obj), apiVersion=version))
+        meta = obj.setdefault("metadata", {})
         if namespaced:
             meta.setdefault("namespace", "default")
         else:
