@@ -91,7 +91,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         watch = Watch(self.server.store, route, matches, query)
         try:
             self._stream(watch, rv_text)
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:
+            # The client went away (or TLS failed): nothing more to send.
             self.close_connection = True
         finally:
             watch.close()

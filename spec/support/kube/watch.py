@@ -60,8 +60,9 @@ class Watch:
         changed before, so that a spec knows what it received."""
         with self.store.cond:
             while True:
-                self.reset = self.store.drop_reset
-                ending = self.store.drops != self.drops or self._timed_out()
+                dropped = self.store.drops != self.drops
+                self.reset = dropped and self.store.drop_reset
+                ending = dropped or self._timed_out()
                 if client_gone():
                     return None
                 out = self._changes() + self._bookmark()
@@ -97,7 +98,7 @@ class Watch:
         if now:
             return event("MODIFIED" if before else "ADDED", new)
         if before:
-            return event("DELETED", new if new is not None else entry["object"])
+            return event("DELETED", entry["object"])
         return None
 
     def _bookmark(self):
