@@ -147,6 +147,7 @@ describe("stand-in Kubernetes API server", function()
     local status_405, refused = get(stub, "/api/v1/nodes/node-a", { method = "DELETE" })
     assert.same({ 405, "MethodNotAllowed" }, { status_405, refused.reason })
     assert.equals(401, (get(stub, "/api/v1/nodes/node-a", { method = "DELETE", token = false })))
+    assert.equals(405, (get(stub, "/api/v1/nodes/node-a", { method = "OPTIONS" })))
     assert.equals(200, (get(stub, "/api/v1/nodes/node-a")))
   end)
 

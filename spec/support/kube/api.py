@@ -59,7 +59,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             return self._finish(url, {}, False, UNAUTHORIZED)
         return self._finish(url, {}, True, resources.status(405, "MethodNotAllowed", "the stand-in serves GET only"))
 
-    do_POST = do_PUT = do_PATCH = do_DELETE = _refuse
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _refuse
 
     def _get(self, route):
         obj = self.server.store.get(route.resource, listing.get_key(route))
