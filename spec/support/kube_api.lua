@@ -17,10 +17,12 @@ local clock = require("support.clock")
 local e2e = require("support.e2e")
 local certs = require("support.kube.certs")
 local objects = require("support.kube.objects")
+local stand_in = require("support.stand_in")
 
 local _M = {}
 local Stub = {}
 Stub.__index = Stub
+stand_in.methods(Stub)
 
 _M.python = "/usr/bin/python3"
 _M.script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/kube/kube_stub.py"
@@ -41,20 +43,9 @@ end
 -- and with the same state file after stop() or kill(). Returns self, or nil
 -- and why (its stderr) when it did not come up.
 function Stub:start()
-  for _, f in ipairs({ self.exit_file, self.pid_file, self.out }) do
-    os.remove(f)
-  end
-  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) >/dev/null 2>&1 &",
-    command_line(self), e2e.quote(self.out), e2e.quote(self.err), e2e.quote(self.pid_file),
-    e2e.quote(self.exit_file)))
-  self.pid = clock.wait_for(function() return tonumber(e2e.read_all(self.pid_file) or "") end, 5)
-  local ports = clock.wait_for(function()
-    local port, control = (e2e.read_all(self.out) or ""):match("port (%d+) control (%d+)")
-    if port or self:exit_status() then
-      return { tonumber(port), tonumber(control) }
-    end
-  end, 15)
-  if not ports or not ports[1] then
+  stand_in.launch(self, command_line(self))
+  local ports = stand_in.wait_ports(self, "port (%d+) control (%d+)", 15)
+  if not ports then
     self:stop()
     return nil, "the stand-in API server did not start: " .. self:stderr()
   end
@@ -97,15 +88,6 @@ end
 -- "https://127.0.0.1:N", the API server's address.
 function Stub:url()
   return "https://127.0.0.1:" .. tostring(self.port)
-end
-
-function Stub:stderr()
-  return e2e.read_all(self.err) or ""
-end
-
--- The stub's exit status once it has exited, else nil.
-function Stub:exit_status()
-  return tonumber(e2e.read_all(self.exit_file) or "")
 end
 
 -- One control request; the decoded answer, or nil and the error.

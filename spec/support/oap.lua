@@ -21,10 +21,12 @@
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local cjson = require("cjson")
+local stand_in = require("support.stand_in")
 
 local _M = {}
 local Stub = {}
 Stub.__index = Stub
+stand_in.methods(Stub)
 
 _M.python = "/usr/bin/python3"
 _M.script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/oap/oap_stub.py"
@@ -78,20 +80,10 @@ function _M.start(opts)
   local self = setmetatable({ dir = dir, record = dir .. "/oap-record.jsonl", tasks = dir .. "/oap-tasks.json",
     policies = dir .. "/oap-policies.json", out = dir .. "/oap.out", err = dir .. "/oap.err",
     pid_file = dir .. "/oap.pid", exit_file = dir .. "/oap.exit" }, Stub)
-  -- A restart in the same directory must not read the previous run's files.
-  os.remove(self.exit_file)
-  os.remove(self.pid_file)
-  os.remove(self.out)
-  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) >/dev/null 2>&1 &",
-    command_line(self, opts),
-    e2e.quote(self.out), e2e.quote(self.err), e2e.quote(self.pid_file), e2e.quote(self.exit_file)))
-  self.pid = poll(function() return tonumber(e2e.read_all(self.pid_file) or "") end, 50)
-  self.port = poll(function()
-    local port = tonumber((e2e.read_all(self.out) or ""):match("port (%d+)"))
-    if port or self:exit_status() then
-      return port or false
-    end
-  end, 150)
+  -- A restart in the same directory does not read the previous run's files.
+  stand_in.launch(self, command_line(self, opts))
+  local ports = stand_in.wait_ports(self, "port (%d+)", 15)
+  self.port = ports and ports[1]
   if not self.port then
     self:stop()
     return nil, "the stand-in OAP did not start: " .. self:stderr()
@@ -101,15 +93,6 @@ end
 
 function Stub:address()
   return "127.0.0.1:" .. tostring(self.port)
-end
-
-function Stub:stderr()
-  return e2e.read_all(self.err) or ""
-end
-
--- The stub's exit status once it has exited, else nil.
-function Stub:exit_status()
-  return tonumber(e2e.read_all(self.exit_file) or "")
 end
 
 -- Replaces the task list queryTasks answers from (atomically: the stub never
