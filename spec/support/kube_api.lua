@@ -20,12 +20,10 @@ local objects = require("support.kube.objects")
 local stand_in = require("support.stand_in")
 
 local _M = {}
-local Stub = {}
-Stub.__index = Stub
-stand_in.methods(Stub)
+local Stub = stand_in.class()
 
-_M.python = "/usr/bin/python3"
-_M.script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/kube/kube_stub.py"
+_M.python = stand_in.PYTHON
+_M.script = stand_in.source("spec/support/kube/kube_stub.py")
 _M.pod, _M.service, _M.node, _M.owner = objects.pod, objects.service, objects.node, objects.owner
 _M.container_id, _M.owner_ref = objects.container_id, objects.owner_ref
 
@@ -33,10 +31,7 @@ local function command_line(self)
   local words = { _M.python, _M.script, "--port", tostring(self.port or 0), "--control-port",
     tostring(self.control_port or 0), "--tls", self.cert, self.key, "--token", self.first_token,
     "--state", self.state_file, "--requests", self.requests_file }
-  for i, w in ipairs(words) do
-    words[i] = e2e.quote(w)
-  end
-  return table.concat(words, " ")
+  return stand_in.command_line(words)
 end
 
 -- Starts the stand-in: on new free ports the first time, on the same ports

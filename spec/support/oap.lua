@@ -24,12 +24,10 @@ local cjson = require("cjson")
 local stand_in = require("support.stand_in")
 
 local _M = {}
-local Stub = {}
-Stub.__index = Stub
-stand_in.methods(Stub)
+local Stub = stand_in.class()
 
-_M.python = "/usr/bin/python3"
-_M.script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/oap/oap_stub.py"
+_M.python = stand_in.PYTHON
+_M.script = stand_in.source("spec/support/oap/oap_stub.py")
 
 -- Replaces path's content with text; readers never see half a file.
 local function write_atomically(path, text)
@@ -64,10 +62,7 @@ local function command_line(self, opts)
     words[#words + 1] = opts.tls.cert
     words[#words + 1] = opts.tls.key
   end
-  for i, w in ipairs(words) do
-    words[i] = e2e.quote(w)
-  end
-  return table.concat(words, " ")
+  return stand_in.command_line(words)
 end
 
 -- Starts the stub. opts (all optional): dir (its files go there; default a

@@ -4,12 +4,28 @@
 -- ports read from the line it prints once it listens, its standard error
 -- and exit status read back.
 --
--- A stand-in is a table with the paths out, err, pid_file and exit_file;
--- stand_in.methods(Class) gives its class stderr() and exit_status().
+-- A stand-in is a table with the paths out, err, pid_file and exit_file, of
+-- a class made by stand_in.class() (with stderr() and exit_status()).
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 
 local _M = {}
+
+_M.PYTHON = "/usr/bin/python3"
+
+-- The path of the file rel (a path from the top of the source tree).
+function _M.source(rel)
+  return (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/" .. rel
+end
+
+-- The shell command line of words, each quoted.
+function _M.command_line(words)
+  local quoted = {}
+  for i, w in ipairs(words) do
+    quoted[i] = e2e.quote(w)
+  end
+  return table.concat(quoted, " ")
+end
 
 -- Runs the shell command line cmd in the background for stand-in self (the
 -- files of an earlier run removed first) and sets self.pid.
@@ -41,9 +57,12 @@ function _M.wait_ports(self, pattern, limit)
   return found
 end
 
--- Gives Class (a stand-in's metatable) stderr(): what it wrote there, and
+-- A stand-in's metatable, with stderr(): what it wrote there, and
 -- exit_status(): its exit status once it has exited, else nil.
-function _M.methods(Class)
+function _M.class()
+  local Class = {}
+  Class.__index = Class
+
   function Class:stderr()
     return e2e.read_all(self.err) or ""
   end
@@ -51,6 +70,8 @@ function _M.methods(Class)
   function Class:exit_status()
     return tonumber(e2e.read_all(self.exit_file) or "")
   end
+
+  return Class
 end
 
 return _M
