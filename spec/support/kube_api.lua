@@ -197,28 +197,15 @@ function Stub:requests(keep)
   return out
 end
 
-local function signal_and_wait(self, sig)
-  if not self.pid then
-    return self:exit_status()
-  end
-  os.execute("kill -" .. sig .. " " .. self.pid .. " 2>/dev/null")
-  local status = clock.wait_for(function() return self:exit_status() end, 10)
-  if not status then
-    os.execute("kill -KILL " .. self.pid .. " 2>/dev/null")
-  end
-  self.pid = nil
-  return status
-end
-
 -- Stops the stand-in with SIGTERM; returns its exit status (nil if it had to
 -- be killed). Safe to call twice; start() brings it back.
 function Stub:stop()
-  return signal_and_wait(self, "TERM")
+  return stand_in.signal(self, "TERM")
 end
 
 -- Kills the stand-in with SIGKILL, as a crash; start() brings it back.
 function Stub:kill()
-  return signal_and_wait(self, "KILL")
+  return stand_in.signal(self, "KILL")
 end
 
 return _M

@@ -38,18 +38,6 @@ local function write_atomically(path, text)
   assert(os.rename(tmp, path))
 end
 
--- Polls fn every 0.1 s, at most `tries` times, until it returns a value.
-local function poll(fn, tries)
-  for _ = 1, tries do
-    local v = fn()
-    if v ~= nil then
-      return v
-    end
-    os.execute("sleep 0.1")
-  end
-  return nil
-end
-
 local function command_line(self, opts)
   local words = { _M.python, _M.script, "--port", tostring(opts.port or 0),
     "--record", self.record, "--tasks", self.tasks, "--policies", self.policies }
@@ -311,16 +299,7 @@ end
 -- Stops the stub with SIGTERM; returns its exit status (nil if it had to be
 -- killed). Safe to call twice.
 function Stub:stop()
-  if not self.pid then
-    return self:exit_status()
-  end
-  os.execute("kill -TERM " .. self.pid .. " 2>/dev/null")
-  local status = poll(function() return self:exit_status() end, 100)
-  if not status then
-    os.execute("kill -KILL " .. self.pid .. " 2>/dev/null")
-  end
-  self.pid = nil
-  return status
+  return stand_in.signal(self, "TERM")
 end
 
 return _M

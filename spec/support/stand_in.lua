@@ -2,7 +2,7 @@
 -- the Kubernetes API server of kube_api.lua) share: started in the
 -- background with its pid and exit status written to files of its own, its
 -- ports read from the line it prints once it listens, its standard error
--- and exit status read back.
+-- and exit status read back, and stopped by a signal.
 --
 -- A stand-in is a table with the paths out, err, pid_file and exit_file, of
 -- a class made by stand_in.class() (with stderr() and exit_status()).
@@ -55,6 +55,22 @@ function _M.wait_ports(self, pattern, limit)
     found[i] = tonumber(v)
   end
   return found
+end
+
+-- Sends self signal sig (a name: "TERM") and waits at most 10 s for it to
+-- exit, then kills it; returns its exit status (nil when it had to be
+-- killed). A stand-in already stopped gives its status again.
+function _M.signal(self, sig)
+  if not self.pid then
+    return self:exit_status()
+  end
+  os.execute("kill -" .. sig .. " " .. self.pid .. " 2>/dev/null")
+  local status = clock.wait_for(function() return self:exit_status() end, 10)
+  if not status then
+    os.execute("kill -KILL " .. self.pid .. " 2>/dev/null")
+  end
+  self.pid = nil
+  return status
 end
 
 -- A stand-in's metatable, with stderr(): what it wrote there, and
