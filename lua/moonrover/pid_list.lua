@@ -1,7 +1,7 @@
 -- pid_list.lua - the processes a command was given with -p: whether each
 -- exists when the command starts, and whether all have exited since (then
--- `profile` and `trace` stop); the live pids of /proc (the one listing of
--- them, processes.lua's too) and the process table (pid, parent, name) from
+-- `profile` and `trace` stop); the live pids of /proc and what is read of
+-- each (the one listing of them, processes.lua's too); the process table (pid, parent, name) from
 -- which `trace` finds the descendants it follows; a process's identity (pid
 -- and start time, which a reused pid does not share); and whether a process
 -- is a moonrover (which `trace` leaves out).
@@ -63,22 +63,34 @@ local function parse_stat(pid, text)
   return comm and { pid = pid, ppid = tonumber(ppid), comm = comm } or nil
 end
 
--- The processes of /proc: a list of { pid, ppid, comm } (those that exit
--- while it is read are left out), or nil and why.
-function _M.processes()
+-- What is known of each live pid, in the order of /proc: prepare(pids, n)
+-- returns the function of an index of pids that tells it (nil for a process
+-- that exited meanwhile, left out). A list, or nil and why.
+function _M.map_live(prepare)
   local pids, n = _M.live_pids()
   if not pids then
     return nil, n
   end
-  local buf, out = rt.ffi.new("char[?]", STAT_BYTES), {}
+  local about, out = prepare(pids, n), {}
   for i = 0, n - 1 do
-    local len = rt.lib.mr_proc_read(pids[i], "stat", buf, STAT_BYTES, nil, 0)
-    local p = len > 0 and parse_stat(pids[i], rt.ffi.string(buf, len))
+    local p = about(i)
     if p then
       out[#out + 1] = p
     end
   end
   return out
+end
+
+-- The processes of /proc: a list of { pid, ppid, comm } (those that exit
+-- while it is read are left out), or nil and why.
+function _M.processes()
+  return _M.map_live(function(pids)
+    local buf = rt.ffi.new("char[?]", STAT_BYTES)
+    return function(i)
+      local len = rt.lib.mr_proc_read(pids[i], "stat", buf, STAT_BYTES, nil, 0)
+      return len > 0 and parse_stat(pids[i], rt.ffi.string(buf, len))
+    end
+  end)
 end
 
 local own_exe

@@ -64,20 +64,13 @@ end
 -- start_time, uid }, in pid order of /proc; or nil and why when /proc cannot
 -- be listed.
 function _M.list()
-  local pids, n = pid_list.live_pids()
-  if not pids then
-    return nil, n
-  end
-  local recs = ffi.new("struct mr_proc_stat[?]", math.max(n, 1))
-  lib.mr_proc_stat_read(pids, n, recs)
-  local out = {}
-  for i = 0, n - 1 do
-    local p = recs[i].pid ~= 0 and describe(recs[i])
-    if p then
-      out[#out + 1] = p
+  return pid_list.map_live(function(pids, n)
+    local recs = ffi.new("struct mr_proc_stat[?]", math.max(n, 1))
+    lib.mr_proc_stat_read(pids, n, recs)
+    return function(i)
+      return recs[i].pid ~= 0 and describe(recs[i])
     end
-  end
-  return out
+  end)
 end
 
 -- One process as list() gives it, or nil and why.

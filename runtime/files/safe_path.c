@@ -210,20 +210,29 @@ int mr_safe_path_try_temp(int dirfd, const char *name, mr_safe_path_try_fn try_f
 	return rc;
 }
 
-/* Creates tmp exclusively, never through a link, with exactly *mode. */
-static int create_new(int dirfd, const char *tmp, void *arg)
+int mr_safe_path_exact_mode(int fd, mode_t mode)
 {
-	mode_t mode = *(const mode_t *)arg;
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode), e;
+	int e;
 
-	if (fd < 0)
-		return -errno;
 	if (fchmod(fd, mode) == 0)
 		return fd;
 	e = errno;
 	(void)close(fd);
-	(void)unlinkat(dirfd, tmp, 0);
 	return -e;
+}
+
+/* Creates tmp exclusively, never through a link, with exactly *mode. */
+static int create_new(int dirfd, const char *tmp, void *arg)
+{
+	mode_t mode = *(const mode_t *)arg;
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+
+	if (fd < 0)
+		return -errno;
+	fd = mr_safe_path_exact_mode(fd, mode);
+	if (fd < 0)
+		(void)unlinkat(dirfd, tmp, 0);
+	return fd;
 }
 
 int mr_safe_path_create_temp(int dirfd, const char *name, mode_t mode, char **tmp_name, char *err,

@@ -30,6 +30,9 @@ typedef int (*mr_safe_path_try_fn)(int dirfd, const char *tmp, void *arg);
  * malloc'd name in *tmp_name; -EIO when no random bytes could be had. */
 int mr_safe_path_try_temp(int dirfd, const char *name, mr_safe_path_try_fn try_fn, void *arg,
 			  char **tmp_name);
+/* Gives the new file fd exactly mode, whatever the umask: returns fd, or
+ * closes it and returns a negative errno. */
+int mr_safe_path_exact_mode(int fd, mode_t mode);
 /* Creates a new file NAME.XXXXXX (random letters) in dirfd, exclusively and
  * never through a link, write-only and close-on-exec, with exactly mode
  * (whatever the umask). Returns its descriptor and its malloc'd name in

@@ -22,7 +22,7 @@ void mr_test_output_fallback(int32_t which)
 
 int mr_unnamed_file_create(int dirfd, mode_t mode)
 {
-	int fd, e;
+	int fd;
 
 	if (forced_fallback == MR_TEST_OUTPUT_NAMED)
 		return -EOPNOTSUPP;
@@ -32,11 +32,7 @@ int mr_unnamed_file_create(int dirfd, mode_t mode)
 		return -EOPNOTSUPP;
 	if (fd < 0)
 		return -errno;
-	if (fchmod(fd, mode) == 0)
-		return fd;
-	e = errno;
-	(void)close(fd);
-	return -e;
+	return mr_safe_path_exact_mode(fd, mode);
 }
 
 /* Links fd as name in dirfd: by the descriptor itself (root has the

@@ -23,14 +23,27 @@ local function status_lines(text)
   return lines
 end
 
--- The thread frames of a per-thread folded profile, by thread name, with the
--- process frame each sits on.
+-- The thread frames of a per-thread folded profile, one per stack: { tid,
+-- name (nil for a bare `tid-N`), process (the process frame it sits on) }.
+local function tid_frames(text)
+  local list = {}
+  for _, s in ipairs(folded.parse(text)) do
+    local frame = s.frames[1] or ""
+    local tid = frame:match("^tid%-(%d+)")
+    if tid then
+      list[#list + 1] = { tid = tid, name = frame:match("^tid%-%d+ %((.*)%)$"), process = s.comm }
+    end
+  end
+  return list
+end
+
+-- The named thread frames of a per-thread folded profile, by thread name,
+-- with the process frame each sits on.
 local function thread_frames(text)
   local threads = {}
-  for _, s in ipairs(folded.parse(text)) do
-    local tid, name = (s.frames[1] or ""):match("^tid%-(%d+) %((.*)%)$")
-    if tid then
-      threads[name] = { tid = tonumber(tid), process = s.comm }
+  for _, f in ipairs(tid_frames(text)) do
+    if f.name then
+      threads[f.name] = { tid = tonumber(f.tid), process = f.process }
     end
   end
   return threads
@@ -40,13 +53,9 @@ end
 -- a bare `tid-N`), as a set per tid.
 local function names_by_tid(text)
   local tids = {}
-  for _, s in ipairs(folded.parse(text)) do
-    local frame = s.frames[1] or ""
-    local tid = frame:match("^tid%-(%d+)")
-    if tid then
-      tids[tid] = tids[tid] or {}
-      tids[tid][frame:match("^tid%-%d+ %((.*)%)$") or ""] = true
-    end
+  for _, f in ipairs(tid_frames(text)) do
+    tids[f.tid] = tids[f.tid] or {}
+    tids[f.tid][f.name or ""] = true
   end
   return tids
 end
@@ -65,18 +74,7 @@ local function thread_ids(pid)
 end
 
 describe("moonrover profile's command line (end to end)", function()
-  local run = profile_e2e.new()
-  local dir
-
-  before_each(run:starter())
-  after_each(run:finisher())
-  before_each(function()
-    dir = run.dir
-  end)
-
-  local function spawn(name, args)
-    return run:spawn(name, args)
-  end
+  local run = profile_e2e.each_test(before_each, after_each)
 
   local function pprof(args, file)
     local code, out, err = run:pprof(args, file)
@@ -85,18 +83,18 @@ describe("moonrover profile's command line (end to end)", function()
   end
 
   it("takes -F99 -p<pid> -d1, -d 2s, --opt=value and formats in any case", function()
-    local pid = spawn("cpu_ratio", "60")
-    local out = dir .. "/a.out"
+    local pid = run:spawn("cpu_ratio", "60")
+    local out = run.dir .. "/a.out"
     local code, stdout, stderr = e2e.moonrover({ "profile", "-F99", "-p" .. pid, "-d1", "--unwind=fp", "-f", "Folded",
       "-o", out })
     assert.same(0, code, stderr)
     assert.matches("duration: 1%.0 s", stdout)
     assert.matches("burn_alpha", e2e.read_all(out))
     code, stdout, stderr = e2e.moonrover({ "profile", "--pid=" .. pid, "-d", "2s", "--frequency=49", "--unwind", "fp",
-      "--format=SVG", "--output=" .. dir .. "/b.out" })
+      "--format=SVG", "--output=" .. run.dir .. "/b.out" })
     assert.same(0, code, stderr)
     assert.matches("duration: 2%.0 s", stdout)
-    assert.matches("^<%?xml", e2e.read_all(dir .. "/b.out"))
+    assert.matches("^<%?xml", e2e.read_all(run.dir .. "/b.out"))
   end)
 
   it("prints profile --help for 'help profile'", function()
@@ -108,9 +106,9 @@ describe("moonrover profile's command line (end to end)", function()
   end)
 
   it("shows a status line updating on a terminal, and none when stderr is a file", function()
-    local pid = spawn("cpu_ratio", "60")
+    local pid = run:spawn("cpu_ratio", "60")
     local command = string.format("%s profile -p %d -d 3s --unwind fp -o %s", e2e.quote(e2e.bin), pid,
-      e2e.quote(dir .. "/tty.folded"))
+      e2e.quote(run.dir .. "/tty.folded"))
     local code, stdout, stderr = e2e.run("script -q -e -c " .. e2e.quote(command) .. " /dev/null")
     assert.same(0, code, stderr)
     local lines = status_lines(stdout)
@@ -121,24 +119,24 @@ describe("moonrover profile's command line (end to end)", function()
     assert.are_not.equal(lines[1], lines[#lines])
     assert.matches("\r\27%[Kmoonrover profile %(on%-CPU%)", stdout, 1)
     code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "--unwind", "fp", "-o",
-      dir .. "/file.folded" })
+      run.dir .. "/file.folded" })
     assert.same(0, code, stderr)
     assert.same("", stderr)
     assert.is_nil(stdout:find("\r", 1, true), stdout)
   end)
 
   it("warns in one line that -F does not apply to an off-CPU profile", function()
-    local pid = spawn("sleeper", "60")
+    local pid = run:spawn("sleeper", "60")
     local code, _, stderr = e2e.moonrover({ "profile", "--off-cpu", "-F", "999", "-p", tostring(pid), "-d", "1",
-      "--unwind", "fp", "-o", dir .. "/off.folded" })
+      "--unwind", "fp", "-o", run.dir .. "/off.folded" })
     assert.same(0, code, stderr)
     assert.same("moonrover profile: --frequency does not apply to off-CPU profiles " ..
       "(they weigh blocked time, not samples): ignored\n", stderr)
   end)
 
   it("puts each named thread's frame below the process in a --per-thread folded profile", function()
-    local pid = spawn("named_threads", "60")
-    local out = dir .. "/threads.folded"
+    local pid = run:spawn("named_threads", "60")
+    local out = run.dir .. "/threads.folded"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "--per-thread", "--no-kernel",
       "--unwind", "fp", "-o", out })
     assert.same(0, code, stderr)
@@ -149,16 +147,16 @@ describe("moonrover profile's command line (end to end)", function()
       assert(ids[threads[name].tid], "not one of the process's threads: " .. threads[name].tid)
     end
     code = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "1", "--no-kernel", "--unwind", "fp", "-o",
-      dir .. "/whole.folded" })
+      run.dir .. "/whole.folded" })
     assert.same(0, code)
-    assert.same({}, thread_frames(e2e.read_all(dir .. "/whole.folded")))
+    assert.same({}, thread_frames(e2e.read_all(run.dir .. "/whole.folded")))
   end)
 
   it("names a thread alike in every drain, after it has exited too", function()
     -- The threads spin 4 s and exit with the process: the first drain (2 s)
     -- reads their names, the last ones come after they are gone.
-    local pid = spawn("named_threads", "4")
-    local out = dir .. "/exited.folded"
+    local pid = run:spawn("named_threads", "4")
+    local out = run.dir .. "/exited.folded"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "20", "--per-thread",
       "--no-kernel", "--unwind", "fp", "-o", out })
     assert.same(0, code, stderr)
@@ -172,8 +170,8 @@ describe("moonrover profile's command line (end to end)", function()
   end)
 
   it("labels pprof samples with their thread, and lists no process as a function", function()
-    local pid = spawn("named_threads", "60")
-    local out = dir .. "/threads.pb.gz"
+    local pid = run:spawn("named_threads", "60")
+    local out = run.dir .. "/threads.pb.gz"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "--per-thread", "--unwind",
       "fp", "-o", out })
     assert.same(0, code, stderr)
@@ -189,8 +187,8 @@ describe("moonrover profile's command line (end to end)", function()
   end)
 
   it("names a whole-system pprof's main binary for what it is", function()
-    spawn("cpu_ratio", "60")
-    local out = dir .. "/all.pb.gz"
+    run:spawn("cpu_ratio", "60")
+    local out = run.dir .. "/all.pb.gz"
     local code, _, stderr = e2e.moonrover({ "profile", "-d", "1", "--unwind", "fp", "-o", out })
     assert.same(0, code, stderr)
     assert.matches("File: moonrover whole-system profile\n", pprof("-top", out), 1, true)

@@ -51,18 +51,7 @@ local function round_seconds(have, spent)
 end
 
 describe("moonrover profile (end to end)", function()
-  local run = profile_e2e.new()
-  local dir
-
-  before_each(run:starter())
-  after_each(run:finisher())
-  before_each(function()
-    dir = run.dir
-  end)
-
-  local function spawn(name, args)
-    return run:spawn(name, args)
-  end
+  local run = profile_e2e.each_test(before_each, after_each)
 
   -- One on-CPU profile of pid, user frames only, into out; its sums by leaf
   -- and the frames seen.
@@ -81,7 +70,7 @@ describe("moonrover profile (end to end)", function()
     local sums, saw_main, spent, have = { burn_alpha = 0, burn_beta = 0 }, false, 0, 0
     while have < MIN_SAMPLES and spent < PROFILE_BUDGET_S do
       local seconds = round_seconds(have, spent)
-      local leaves, seen = profile_round(pid, seconds, dir .. "/ratio.folded")
+      local leaves, seen = profile_round(pid, seconds, run.dir .. "/ratio.folded")
       for name in pairs(sums) do
         sums[name] = sums[name] + (leaves[name] or 0)
       end
@@ -92,7 +81,7 @@ describe("moonrover profile (end to end)", function()
   end
 
   it("shows the 3:1 CPU ratio of two known functions, both named", function()
-    local pid = spawn("cpu_ratio", tostring(2 * PROFILE_BUDGET_S))
+    local pid = run:spawn("cpu_ratio", tostring(2 * PROFILE_BUDGET_S))
     local sums, saw_main, spent = profile_burns(pid)
     assert.is_true(saw_main, "main should be on the stacks")
     local alpha, beta = sums.burn_alpha, sums.burn_beta
@@ -107,8 +96,8 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("names a caller whose call never returns by the call, not by the next function", function()
-    local pid = spawn("noreturn_caller", "30")
-    local out = dir .. "/noreturn.folded"
+    local pid = run:spawn("noreturn_caller", "30")
+    local out = run.dir .. "/noreturn.folded"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "1", "--no-kernel", "-o", out })
     assert.same(0, code, stderr)
     local text = e2e.read_all(out)
@@ -117,8 +106,8 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("counts nothing past its duration, however late it gets to stop", function()
-    local pid = spawn("cpu_ratio", "30")
-    local out = dir .. "/late.folded"
+    local pid = run:spawn("cpu_ratio", "30")
+    local out = run.dir .. "/late.folded"
     -- moonrover is stopped for 3 s in the middle of a 2 s profile, as a long
     -- drain or a paused virtual machine would hold it; the kernel samples on
     local script = string.format("%s profile -p %d -d 2 -F 99 --no-kernel -o %s & m=$!; sleep 0.5; "
@@ -133,15 +122,16 @@ describe("moonrover profile (end to end)", function()
 
   it("loses nothing when it starts, however many new stacks arrive at once", function()
     for _ = 1, 5 do
-      local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-F", "999", "-o", dir .. "/start.folded" })
+      local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-F", "999", "-o",
+        run.dir .. "/start.folded" })
       assert.same(0, code, stderr)
       assert.matches("samples lost: none\n", stdout, 1, true)
     end
   end)
 
   it("finds the function an off-CPU workload sleeps in", function()
-    local pid = spawn("sleeper", "30")
-    local out = dir .. "/off.folded"
+    local pid = run:spawn("sleeper", "30")
+    local out = run.dir .. "/off.folded"
     local code, _, stderr = e2e.moonrover({ "profile", "--off-cpu", "-p", tostring(pid), "-d", "2", "-o", out })
     assert.same(0, code, stderr)
     local text = e2e.read_all(out)
@@ -166,8 +156,8 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("writes pprof that go tool pprof reads, with the hot functions", function()
-    local pid = spawn("cpu_ratio", "30")
-    local out = dir .. "/cpu.pb.gz"
+    local pid = run:spawn("cpu_ratio", "30")
+    local out = run.dir .. "/cpu.pb.gz"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "2", "-o", out })
     assert.same(0, code, stderr)
     local rc, top, err = run:pprof("-top", out)
@@ -179,8 +169,8 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("profiles every process into an SVG flame graph by default extension", function()
-    spawn("cpu_ratio", "30")
-    local out = dir .. "/all.svg"
+    run:spawn("cpu_ratio", "30")
+    local out = run.dir .. "/all.svg"
     local code, stdout, stderr = e2e.moonrover({ "profile", "-d", "2", "-o", out })
     assert.same(0, code, stderr)
     local svg = e2e.read_all(out)
@@ -191,8 +181,8 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("names the frames of a process that exits during the profile", function()
-    local pid = spawn("cpu_ratio", "1")
-    local out = dir .. "/exit.folded"
+    local pid = run:spawn("cpu_ratio", "1")
+    local out = run.dir .. "/exit.folded"
     local code, _, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "3", "-o", out })
     assert.same(0, code, stderr)
     local leaves = by_leaf(e2e.read_all(out))
@@ -200,8 +190,8 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("keeps kernel frames unless --no-kernel", function()
-    local pid = spawn("sleeper", "30")
-    local with, without = dir .. "/k.folded", dir .. "/nok.folded"
+    local pid = run:spawn("sleeper", "30")
+    local with, without = run.dir .. "/k.folded", run.dir .. "/nok.folded"
     assert.same(0, (e2e.moonrover({ "profile", "--off-cpu", "-p", tostring(pid), "-d", "1", "-o", with })))
     assert.same(0, (e2e.moonrover({ "profile", "--off-cpu", "--no-kernel", "-p", tostring(pid), "-d", "1",
       "-o", without })))
@@ -210,7 +200,7 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("fails with one clear line for an unknown pid or an unwritable output", function()
-    local code, _, stderr = e2e.moonrover({ "profile", "-p", "4000000", "-d", "1", "-o", dir .. "/x.svg" })
+    local code, _, stderr = e2e.moonrover({ "profile", "-p", "4000000", "-d", "1", "-o", run.dir .. "/x.svg" })
     assert.same(1, code)
     assert.same("moonrover profile: no process with pid 4000000\n", stderr)
     code, _, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", "/proc/nonexistent/x.svg" })
@@ -220,7 +210,7 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("refuses an output that is another user's link in /tmp, in every format, touching neither", function()
-    local tmp, victim = dir .. "/tmp", dir .. "/victim"
+    local tmp, victim = run.dir .. "/tmp", run.dir .. "/victim"
     assert.same(0, (e2e.run("mkdir -m 1777 " .. tmp)))
     require("support.files").write(victim, "precious\n")
     for _, name in ipairs({ "link.folded", "link.svg", "link.pb.gz" }) do
@@ -236,7 +226,7 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("writes every format to standard output with -o -", function()
-    local pid = spawn("cpu_ratio", "30")
+    local pid = run:spawn("cpu_ratio", "30")
     for _, case in ipairs({ { "pprof", "gunzip -c | head -c 2 | od -An -tx1", " 0a %x%x" },
       { "svg", "head -c 5", "<?xml" }, { "folded", "tail -n 1", "^cpu_ratio;[^\n]* %d+\n$" } }) do
       local format, filter, expect = case[1], case[2], case[3]
@@ -250,13 +240,13 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("reports a full disk as an error naming where it wrote, and leaves no partial file, in every format", function()
-    local full = dir .. "/full"
+    local full = run.dir .. "/full"
     -- one page, filled: however small a profile is, it does not fit
     e2e.run("mkdir " .. full .. " && mount -t tmpfs -o size=4k tmpfs " .. full
       .. " && dd if=/dev/zero of=" .. full .. "/filler bs=4096 count=1")
     -- a busy process: a quiet machine can give a 1 s profile no sample, and
     -- an empty file fits on a full disk
-    local pid = spawn("cpu_ratio", "30")
+    local pid = run:spawn("cpu_ratio", "30")
     for _, name in ipairs({ "p.svg", "p.folded", "p.pb.gz" }) do
       local code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "1", "-o",
         full .. "/" .. name })
@@ -273,28 +263,29 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("says when the profiled processes exit early, and stops then", function()
-    local pid = spawn("cpu_ratio", "1")
-    local code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "30", "-o", dir .. "/e.folded" })
+    local pid = run:spawn("cpu_ratio", "1")
+    local code, stdout, stderr = e2e.moonrover({ "profile", "-p", tostring(pid), "-d", "30", "-o",
+      run.dir .. "/e.folded" })
     assert.same(0, code, stderr)
     local gone = tonumber(stdout:match("the profiled processes exited ([%d.]+) s into the profile: stopped then\n"))
     assert.is_true(gone and gone < 10, stdout)
   end)
 
   it("says why an off-CPU profile of a busy loop is empty", function()
-    local pid = spawn("noreturn_caller", "30")
+    local pid = run:spawn("noreturn_caller", "30")
     local code, stdout, stderr = e2e.moonrover({ "profile", "--off-cpu", "-p", tostring(pid), "-d", "1",
-      "-o", dir .. "/busy.folded" })
+      "-o", run.dir .. "/busy.folded" })
     assert.same(0, code, stderr)
     assert.matches("no samples were taken: no profiled thread blocked during the profile\n", stdout, 1, true)
   end)
 
   it("treats a stray argument, an unknown format and -v as the command line says", function()
-    local code, stdout, stderr = e2e.moonrover({ "profile", "extra", "-o", dir .. "/stray.svg" })
+    local code, stdout, stderr = e2e.moonrover({ "profile", "extra", "-o", run.dir .. "/stray.svg" })
     assert.same(2, code)
     assert.same("", stdout)
     assert.matches("^moonrover profile: unexpected argument 'extra'", stderr)
-    assert.is_nil(io.open(dir .. "/stray.svg"))
-    code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", dir .. "/x.png" })
+    assert.is_nil(io.open(run.dir .. "/stray.svg"))
+    code, stdout, stderr = e2e.moonrover({ "profile", "-d", "1", "-o", run.dir .. "/x.png" })
     assert.same(2, code)
     assert.same("", stdout)
     assert.matches("use %-%-format folded|pprof|svg\n$", stderr)
@@ -304,7 +295,7 @@ describe("moonrover profile (end to end)", function()
   end)
 
   it("tells a user without privileges to run it as root", function()
-    local env, bin = e2e.public_copy(dir)
+    local env, bin = e2e.public_copy(run.dir)
     local code, stdout, stderr = e2e.run(env .. "setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
       bin .. " profile -d 1 -o /tmp/never.svg")
     assert.same(1, code, stderr)

@@ -6,7 +6,6 @@
 -- moonrover agent whose /metrics is scraped meanwhile.
 local agent_run = require("support.agent_run")
 local e2e = require("support.e2e")
-local files = require("support.files")
 local te = require("support.trace_e2e")
 
 local it = require("support.skip").guard(it, pending, te.skip_reason())
@@ -34,29 +33,20 @@ local function set_of(list)
 end
 
 describe("moonrover trace following processes (end to end)", function()
-  local dir, nginx, port
+  local scene = te.each_test(before_each, after_each, { page = "hello from a worker\n",
+    nginx = { workers = WORKERS } })
 
   before_each(function()
-    dir = e2e.tmpdir()
-    port = te.free_port()
-    nginx = te.nginx(dir, port, { workers = WORKERS })
-    files.write(dir .. "/www/index.html", "hello from a worker\n")
     te.wait_for("nginx's workers", function()
-      return #children(nginx) == WORKERS
+      return #children(scene.nginx) == WORKERS
     end)
-  end)
-
-  after_each(function()
-    te.stop_all()
-    e2e.kill(nginx)
-    e2e.rmdir(dir)
   end)
 
   -- curl of n fresh connections (each served by whichever worker accepts it).
   local function curl(n)
     local words = { "/usr/bin/curl -s" }
     for i = 1, n do
-      words[#words + 1] = "-o /dev/null -H 'Connection: close' http://127.0.0.1:" .. port .. "/index.html?n=" .. i
+      words[#words + 1] = "-o /dev/null -H 'Connection: close' http://127.0.0.1:" .. scene.port .. "/index.html?n=" .. i
     end
     assert.equal(0, os.execute(table.concat(words, " ")))
   end
@@ -70,27 +60,27 @@ describe("moonrover trace following processes (end to end)", function()
   end
 
   it("with -p of nginx's master, sees the requests its workers (forked before the trace) serve", function()
-    local workers = set_of(children(nginx))
-    local trace = te.trace(dir, "trace", { nginx })
+    local workers = set_of(children(scene.nginx))
+    local trace = te.trace(scene.dir, "trace", { scene.nginx })
     curl(6)
-    e2e.kill(nginx)
+    e2e.kill(scene.nginx)
     local list, summary = trace.result()
     check_served(list, workers, 6)
-    assert.matches("tracing pid " .. nginx .. " and children", summary)
+    assert.matches("tracing pid " .. scene.nginx .. " and children", summary)
     assert.matches("lost: nothing", summary)
   end)
 
   it("follows the workers a reload forks after the trace started", function()
-    local old = children(nginx)
-    local trace = te.trace(dir, "trace", { nginx })
-    os.execute("kill -HUP " .. nginx)
+    local old = children(scene.nginx)
+    local trace = te.trace(scene.dir, "trace", { scene.nginx })
+    os.execute("kill -HUP " .. scene.nginx)
     local new
     te.wait_for("the reload's new workers", function()
-      new = children(nginx)
+      new = children(scene.nginx)
       return #new == WORKERS and not set_of(old)[new[1]] and not set_of(old)[new[2]]
     end)
     curl(6)
-    e2e.kill(nginx)
+    e2e.kill(scene.nginx)
     local list, summary = trace.result()
     check_served(list, set_of(new), 6)
     assert.matches("\n  %d+ process%(es%) followed\n", summary)
@@ -100,10 +90,10 @@ describe("moonrover trace following processes (end to end)", function()
   it("traces a child forked after the trace started from its first connection", function()
     -- The subshell connects, asks and reads with builtins, microseconds
     -- after its fork: long before its fork event could reach user space.
-    local ask = "exec 3<>/dev/tcp/127.0.0.1/" .. port .. "; printf 'GET /index.html HTTP/1.1\\r\\nHost: x\\r\\n" ..
-      "Connection: close\\r\\n\\r\\n' >&3; while read -r line <&3; do :; done"
-    local parent = te.blocked(dir, "parent", "/bin/bash -c " .. e2e.quote("(" .. ask .. "); wait"))
-    local trace = te.trace(dir, "trace", { parent.pid })
+    local ask = "exec 3<>/dev/tcp/127.0.0.1/" .. scene.port .. "; printf 'GET /index.html HTTP/1.1\\r\\n" ..
+      "Host: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; while read -r line <&3; do :; done"
+    local parent = te.blocked(scene.dir, "parent", "/bin/bash -c " .. e2e.quote("(" .. ask .. "); wait"))
+    local trace = te.trace(scene.dir, "trace", { parent.pid })
     parent.release()
     parent.wait()
     local list, summary = trace.result()
@@ -114,8 +104,8 @@ describe("moonrover trace following processes (end to end)", function()
   end)
 
   it("with --comm nginx, sees the workers' requests", function()
-    local workers = set_of(children(nginx))
-    local trace = te.trace_words(dir, "comm", { "-f", "json", "--comm", "nginx", "--port", tostring(port) })
+    local workers = set_of(children(scene.nginx))
+    local trace = te.trace_words(scene.dir, "comm", { "-f", "json", "--comm", "nginx", "--port", tostring(scene.port) })
     curl(4)
     local list, summary = trace.interrupt()
     check_served(list, workers, 4)
@@ -123,8 +113,8 @@ describe("moonrover trace following processes (end to end)", function()
   end)
 
   it("shows nothing of a moonrover agent's traffic while its /metrics is scraped", function()
-    local agent = agent_run.start(dir, agent_run.scripts_dir(dir))
-    local trace = te.trace_words(dir, "all", { "-f", "json", "--port", tostring(agent.port) })
+    local agent = agent_run.start(scene.dir, agent_run.scripts_dir(scene.dir))
+    local trace = te.trace_words(scene.dir, "all", { "-f", "json", "--port", tostring(agent.port) })
     for _ = 1, 3 do
       assert.is_truthy(agent:get("/metrics"))
     end

@@ -48,33 +48,21 @@ local function inversions(list)
 end
 
 describe("moonrover trace's lines (end to end)", function()
-  local dir, nginx, port, service
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    port = te.free_port()
-  end)
+  local scene = te.each_test(before_each, after_each)
+  local service
 
   after_each(function()
-    te.stop_all()
-    e2e.kill(nginx)
     if service then
       service:remove()
       service = nil
     end
-    e2e.rmdir(dir)
   end)
 
   it("writes lines in time order within each second of output", function()
-    nginx = te.nginx(dir, port, { http = "  limit_req_zone $binary_remote_addr zone=spec:1m rate=1000r/s;",
+    scene:serve("hello\n", { http = "  limit_req_zone $binary_remote_addr zone=spec:1m rate=1000r/s;",
       server = "    limit_req zone=spec burst=1000;" })
-    files.write(dir .. "/www/index.html", "hello\n")
-    local wrk = te.blocked(dir, "wrk", "/usr/bin/wrk -t1 -c4 -d2 http://127.0.0.1:" .. port .. "/index.html")
-    local trace = te.trace(dir, "trace", { nginx, wrk.pid })
-    wrk.release()
-    wrk.wait()
-    e2e.kill(nginx)
-    local list, summary = trace.result()
+    local list, summary = scene:traced("wrk", "/usr/bin/wrk -t1 -c4 -d2 http://127.0.0.1:" .. scene.port ..
+      "/index.html")
     assert.is_true(#list > 100, summary)
     -- One flush a second, and one at the end: an earlier line can only
     -- follow a later one where a flush ends.
@@ -83,9 +71,10 @@ describe("moonrover trace's lines (end to end)", function()
   end)
 
   it("writes text headers with the units of their columns", function()
-    nginx = te.nginx(dir, port)
-    local client = te.blocked(dir, "client", "/usr/bin/curl -s -o /dev/null http://127.0.0.1:" .. port .. "/")
-    local trace = te.trace_words(dir, "text", { "-p", tostring(client.pid) })
+    scene.nginx = te.nginx(scene.dir, scene.port)
+    local client = te.blocked(scene.dir, "client", "/usr/bin/curl -s -o /dev/null http://127.0.0.1:" ..
+      scene.port .. "/")
+    local trace = te.trace_words(scene.dir, "text", { "-p", tostring(client.pid) })
     client.release()
     client.wait()
     local out = trace.output()
@@ -94,20 +83,20 @@ describe("moonrover trace's lines (end to end)", function()
   end)
 
   it_cgroup("gives the thread, the Host header and the container of each exchange in JSON", function()
-    files.write(dir .. "/server.py", THREADED_SERVER)
-    service = servers.service(dir, "lines")
-    local server = { pid = service:start(servers.PYTHON .. " " .. dir .. "/server.py " .. dir) }
-    te.wait_for("the threaded server's port", function() return files.read(dir .. "/port") end)
-    local base = "http://127.0.0.1:" .. files.read(dir .. "/port")
-    local client = te.blocked(dir, "client", "/usr/bin/curl -s -o /dev/null -H 'Host: shop.example' " .. base ..
+    files.write(scene.dir .. "/server.py", THREADED_SERVER)
+    service = servers.service(scene.dir, "lines")
+    local server = { pid = service:start(servers.PYTHON .. " " .. scene.dir .. "/server.py " .. scene.dir) }
+    te.wait_for("the threaded server's port", function() return files.read(scene.dir .. "/port") end)
+    local base = "http://127.0.0.1:" .. files.read(scene.dir .. "/port")
+    local client = te.blocked(scene.dir, "client", "/usr/bin/curl -s -o /dev/null -H 'Host: shop.example' " .. base ..
       "/a -o /dev/null " .. base .. "/b")
-    local trace = te.trace(dir, "trace", { server.pid, client.pid })
+    local trace = te.trace(scene.dir, "trace", { server.pid, client.pid })
     client.release()
     client.wait()
     service:stop(server.pid)
     local list = trace.result()
     local tids = {}
-    for path, tid in files.read(dir .. "/tids"):gmatch("(%S+) (%d+)") do
+    for path, tid in files.read(scene.dir .. "/tids"):gmatch("(%S+) (%d+)") do
       tids[path] = tonumber(tid)
     end
     local served = te.select(list, { role = "server", pid = server.pid })
@@ -123,8 +112,8 @@ describe("moonrover trace's lines (end to end)", function()
   end)
 
   it("escapes in text what a client sent to rewrite the terminal: controls, a bare CR, bytes not UTF-8", function()
-    nginx = te.nginx(dir, port)
-    files.write(dir .. "/client.py", table.concat({
+    scene.nginx = te.nginx(scene.dir, scene.port)
+    files.write(scene.dir .. "/client.py", table.concat({
       "import socket, sys",
       "for target in (b'/\\x1b]0;X\\x07', b'/a\\rfake', b'/\\xff\\xfe'):",
       "    s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))",
@@ -133,11 +122,11 @@ describe("moonrover trace's lines (end to end)", function()
       "        pass",
       "    s.close()",
     }, "\n"))
-    local client = te.blocked(dir, "client", "/usr/bin/python3 " .. dir .. "/client.py " .. port)
-    local trace = te.trace_words(dir, "text", { "-p", nginx .. "," .. client.pid })
+    local client = te.blocked(scene.dir, "client", "/usr/bin/python3 " .. scene.dir .. "/client.py " .. scene.port)
+    local trace = te.trace_words(scene.dir, "text", { "-p", scene.nginx .. "," .. client.pid })
     client.release()
     client.wait()
-    e2e.kill(nginx)
+    e2e.kill(scene.nginx)
     local out = trace.output()
     assert.is_nil(out:find("[%z\1-\9\11-\31\127-\255]"), out)
     for _, shown in ipairs({ "/\\x1b]0;X\\x07\n", "/a\\x0dfake\n", "/\\xff\\xfe\n" }) do

@@ -5,7 +5,6 @@
 -- exchange are traced (-p nginx's pid and the client's): every exchange is
 -- seen twice, as "server" in nginx and as "client" in the client, with the
 -- sizes curl itself counted. The trace ends when the processes are gone.
-local e2e = require("support.e2e")
 local files = require("support.files")
 local te = require("support.trace_e2e")
 
@@ -38,47 +37,30 @@ local function check_exchange(ex, want)
 end
 
 describe("moonrover trace against nginx (end to end)", function()
-  local dir, nginx, port
+  local scene = te.each_test(before_each, after_each, { page = "hello from nginx\n" })
 
   before_each(function()
-    dir = e2e.tmpdir()
-    port = te.free_port()
-    nginx = te.nginx(dir, port)
-    files.write(dir .. "/www/index.html", "hello from nginx\n")
-    files.write(dir .. "/www/big.bin", ("0123456789abcdef"):rep(math.floor(BIG / 16)) .. ("z"):rep(BIG % 16))
+    files.write(scene.dir .. "/www/big.bin", ("0123456789abcdef"):rep(math.floor(BIG / 16)) .. ("z"):rep(BIG % 16))
   end)
 
-  after_each(function()
-    te.stop_all()
-    e2e.kill(nginx)
-    e2e.rmdir(dir)
-  end)
-
-  -- Runs the client cmd once a trace of it and nginx runs; stops nginx when
-  -- the client is done. Returns the exchanges, the summary, the client's
-  -- pid and standard output.
+  -- The exchanges, summary, pid and standard output of the client cmd
+  -- traced with nginx.
   local function traced(cmd)
-    local client = te.blocked(dir, "client", cmd)
-    local trace = te.trace(dir, "trace", { nginx, client.pid })
-    client.release()
-    local out = client.wait()
-    e2e.kill(nginx)
-    local list, summary = trace.result()
-    return list, summary, client.pid, out
+    return scene:traced("client", cmd)
   end
 
   local function curl(host, paths, extra)
     local words = { "/usr/bin/curl -s" }
     for _, p in ipairs(paths) do
       words[#words + 1] = "-o /dev/null -w '" .. CURL_W .. "' " .. (extra or "") .. "http://" .. host .. ":" ..
-        port .. p
+        scene.port .. p
     end
     return table.concat(words, " ")
   end
 
   -- Each of curl's transfers (got) seen once on each side, in order.
   local function check_sides(list, client_pid, got, paths, addr, trace_id)
-    local servers = te.select(list, { pid = nginx, role = "server" })
+    local servers = te.select(list, { pid = scene.nginx, role = "server" })
     local clients = te.select(list, { pid = client_pid, role = "client" })
     assert.same({ #paths, #paths, #paths, #paths * 2 }, { #got, #servers, #clients, #list })
     for i, path in ipairs(paths) do
@@ -86,9 +68,9 @@ describe("moonrover trace against nginx (end to end)", function()
       local want = { target = path, status = c.status, request = c.request, response = c.header + c.body,
         trace_id = trace_id }
       want.pid, want.comm, want.role, want["local"], want.remote = client_pid, "curl", "client", addr(c.port),
-        addr(port)
+        addr(scene.port)
       check_exchange(clients[i], want)
-      want.pid, want.comm, want.role, want["local"], want.remote = nginx, "nginx", "server", addr(port),
+      want.pid, want.comm, want.role, want["local"], want.remote = scene.nginx, "nginx", "server", addr(scene.port),
         addr(c.port)
       check_exchange(servers[i], want)
     end
@@ -135,7 +117,7 @@ describe("moonrover trace against nginx (end to end)", function()
   end)
 
   it("pairs three pipelined requests written at once with their responses", function()
-    local script = dir .. "/pipeline.py"
+    local script = scene.dir .. "/pipeline.py"
     files.write(script, table.concat({
       "import socket, sys",
       "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))",
@@ -147,9 +129,9 @@ describe("moonrover trace against nginx (end to end)", function()
       "s.close()",
       "print(' '.join(str(len(r)) for r in reqs), len(got))",
     }, "\n"))
-    local list, summary, pid, out = traced("/usr/bin/python3 " .. script .. " " .. port)
+    local list, summary, pid, out = traced("/usr/bin/python3 " .. script .. " " .. scene.port)
     local r1, r2, r3, received = out:match("(%d+) (%d+) (%d+) (%d+)")
-    local servers = te.select(list, { pid = nginx, role = "server" })
+    local servers = te.select(list, { pid = scene.nginx, role = "server" })
     local clients = te.select(list, { pid = pid, role = "client" })
     assert.same({ 3, 3 }, { #servers, #clients })
     local total = 0

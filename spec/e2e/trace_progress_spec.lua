@@ -6,7 +6,6 @@
 -- warning line as soon as records are lost (forced with the smallest
 -- --queue-bytes under wrk).
 local e2e = require("support.e2e")
-local files = require("support.files")
 local te = require("support.trace_e2e")
 
 local it = require("support.skip").guard(it, pending, te.skip_reason())
@@ -15,30 +14,17 @@ local PTY_RUN = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/pty
 local ERASE = "\r\27[K"
 
 describe("moonrover trace's progress (end to end)", function()
-  local dir, nginx, port
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    port = te.free_port()
-    nginx = te.nginx(dir, port)
-    files.write(dir .. "/www/index.html", "hello\n")
-  end)
-
-  after_each(function()
-    te.stop_all()
-    e2e.kill(nginx)
-    e2e.rmdir(dir)
-  end)
+  local scene = te.each_test(before_each, after_each, { page = "hello\n" })
 
   -- Runs `trace -p nginx -d 3` (standard error as redirect says, output to
   -- the file out or as output says) while curl asks nginx every 100 ms;
   -- returns what the trace wrote on standard output and error.
   local function trace_while_asked(redirect, output)
-    local client = te.blocked(dir, "client", "sh -c " .. e2e.quote("while :; do /usr/bin/curl -s -o /dev/null " ..
-      "http://127.0.0.1:" .. port .. "/index.html; sleep 0.1; done"))
+    local client = te.blocked(scene.dir, "client", "sh -c " .. e2e.quote("while :; do /usr/bin/curl -s -o /dev/null " ..
+      "http://127.0.0.1:" .. scene.port .. "/index.html; sleep 0.1; done"))
     client.release()
-    local words = { e2e.quote(e2e.bin), "trace", "-p", tostring(nginx), "-d", "3", "-o",
-      e2e.quote(output or dir .. "/out") }
+    local words = { e2e.quote(e2e.bin), "trace", "-p", tostring(scene.nginx), "-d", "3", "-o",
+      e2e.quote(output or scene.dir .. "/out") }
     local code, stdout, stderr = e2e.run(redirect(table.concat(words, " ")))
     e2e.kill(client.pid)
     client.wait()
@@ -83,7 +69,7 @@ describe("moonrover trace's progress (end to end)", function()
 
   it("shows no status line when standard error is a file", function()
     local seen = trace_while_asked(function(cmd)
-      return cmd .. " 2>" .. e2e.quote(dir .. "/err") .. "; cat " .. e2e.quote(dir .. "/err") .. " >&2"
+      return cmd .. " 2>" .. e2e.quote(scene.dir .. "/err") .. "; cat " .. e2e.quote(scene.dir .. "/err") .. " >&2"
     end)
     assert.is_nil(seen:find("\27", 1, true), seen)
     assert.is_nil(seen:find(" printed ", 1, true), seen)
@@ -91,9 +77,10 @@ describe("moonrover trace's progress (end to end)", function()
   end)
 
   it("warns at once, on a line of its own, when records start being lost", function()
-    local wrk = te.blocked(dir, "wrk", "/usr/bin/wrk -t1 -c4 -d30 http://127.0.0.1:" .. port .. "/index.html")
+    local wrk = te.blocked(scene.dir, "wrk", "/usr/bin/wrk -t1 -c4 -d30 http://127.0.0.1:" .. scene.port ..
+      "/index.html")
     wrk.release()
-    local code, _, err = e2e.run(e2e.quote(e2e.bin) .. " trace -o /dev/null --queue-bytes 65536 -p " .. nginx ..
+    local code, _, err = e2e.run(e2e.quote(e2e.bin) .. " trace -o /dev/null --queue-bytes 65536 -p " .. scene.nginx ..
       "," .. wrk.pid .. " -d 3")
     e2e.kill(wrk.pid)
     wrk.wait()

@@ -10,7 +10,6 @@
 -- that the trace keeps up and loses nothing. Then a load it cannot keep up
 -- with: the trace still ends at its duration, counting what it dropped.
 local e2e = require("support.e2e")
-local files = require("support.files")
 local te = require("support.trace_e2e")
 
 local it = require("support.skip").guard(it, pending, te.skip_reason())
@@ -22,34 +21,18 @@ local function count(list, key)
 end
 
 describe("moonrover trace under wrk (end to end)", function()
-  local dir, nginx, port
-
-  before_each(function()
-    dir = e2e.tmpdir()
-    port = te.free_port()
-  end)
-
-  after_each(function()
-    te.stop_all()
-    e2e.kill(nginx)
-    e2e.rmdir(dir)
-  end)
+  local scene = te.each_test(before_each, after_each)
 
   it("sees each of wrk's requests once in wrk and once in nginx", function()
-    nginx = te.nginx(dir, port, { http = "  limit_req_zone $binary_remote_addr zone=spec:1m rate=2000r/s;",
+    scene:serve("hello from nginx\n", { http = "  limit_req_zone $binary_remote_addr zone=spec:1m rate=2000r/s;",
       server = "    limit_req zone=spec burst=1000;" })
-    files.write(dir .. "/www/index.html", "hello from nginx\n")
-    local wrk = te.blocked(dir, "wrk", "/usr/bin/wrk -t1 -c4 -d2 http://127.0.0.1:" .. port .. "/index.html")
-    local trace = te.trace(dir, "trace", { nginx, wrk.pid })
-    wrk.release()
-    local out = wrk.wait()
-    e2e.kill(nginx)
-    local list, summary = trace.result()
+    local list, summary, wrk_pid, out = scene:traced("wrk", "/usr/bin/wrk -t1 -c4 -d2 http://127.0.0.1:" ..
+      scene.port .. "/index.html")
     local n = tonumber(out:match("(%d+) requests in"))
     assert.is_true(n > 0, out)
     assert.matches("lost: nothing", summary)
-    local client = te.select(list, { pid = wrk.pid, role = "client", comm = "wrk" })
-    local server = te.select(list, { pid = nginx, role = "server", comm = "nginx" })
+    local client = te.select(list, { pid = wrk_pid, role = "client", comm = "wrk" })
+    local server = te.select(list, { pid = scene.nginx, role = "server", comm = "nginx" })
     assert.equal(#list, #client + #server)
     assert.equal(n, count(client, "200"))
     assert.is_true(#client - n <= IN_FLIGHT, #client - n)
@@ -63,12 +46,12 @@ describe("moonrover trace under wrk (end to end)", function()
   end)
 
   it("ends at its duration under a load it cannot keep up with, counting what it dropped", function()
-    nginx = te.nginx(dir, port)
-    files.write(dir .. "/www/index.html", "hello from nginx\n")
-    local wrk = te.blocked(dir, "wrk", "/usr/bin/wrk -t1 -c4 -d60 http://127.0.0.1:" .. port .. "/index.html")
+    scene:serve("hello from nginx\n")
+    local wrk = te.blocked(scene.dir, "wrk", "/usr/bin/wrk -t1 -c4 -d60 http://127.0.0.1:" .. scene.port ..
+      "/index.html")
     wrk.release()
     local code, _, err = e2e.run("timeout 30 " .. e2e.quote(e2e.bin) .. " trace --format json -o " ..
-      e2e.quote(dir .. "/t.json") .. " -p " .. nginx .. "," .. wrk.pid .. " -d 1")
+      e2e.quote(scene.dir .. "/t.json") .. " -p " .. scene.nginx .. "," .. wrk.pid .. " -d 1")
     e2e.kill(wrk.pid)
     wrk.wait()
     assert.equal(0, code, err)

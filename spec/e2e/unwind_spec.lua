@@ -38,17 +38,10 @@ local function share_ending(chains, tail)
 end
 
 describe("CFI unwinding (end to end)", function()
-  local run = profile_e2e.new()
-  local dir
-
-  before_each(run:starter())
-  after_each(run:finisher())
-  before_each(function()
-    dir = run.dir
-  end)
+  local run = profile_e2e.each_test(before_each, after_each)
 
   local function profile(pid, extra)
-    local out = dir .. "/p.folded"
+    local out = run.dir .. "/p.folded"
     local words = { "profile", "-p", tostring(pid), "-d", "2", "-F", "999", "-o", out }
     for _, w in ipairs(extra) do words[#words + 1] = w end
     local code, stdout, stderr = e2e.moonrover(words)
@@ -127,7 +120,7 @@ describe("CFI unwinding (end to end)", function()
   end)
 
   it("unwinds a library loaded after the process was first read (dlopen), once it is read again", function()
-    local script = dir .. "/late_import.py"
+    local script = run.dir .. "/late_import.py"
     local fh = assert(io.open(script, "w"))
     fh:write([[
 import time
@@ -178,7 +171,7 @@ while time.monotonic() < end:
   end)
 
   it("unwinds a process that starts during a whole-system profile", function()
-    local out = dir .. "/all.folded"
+    local out = run.dir .. "/all.folded"
     local cmd = string.format("(sleep 0.5; exec %s/frameless cpu 3) & %s profile -d 5 -F 999 --unwind cfi "
       .. "--no-kernel -o %s", e2e.quote(e2e.workloads), e2e.quote(e2e.bin), e2e.quote(out))
     local code, stdout, stderr = e2e.run(cmd)

@@ -17,13 +17,13 @@ local clock = require("support.clock")
 local e2e = require("support.e2e")
 local certs = require("support.kube.certs")
 local objects = require("support.kube.objects")
+local stand_in = require("support.stand_in")
 
 local _M = {}
-local Stub = {}
-Stub.__index = Stub
+local Stub = stand_in.class()
 
-_M.python = "/usr/bin/python3"
-_M.script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/kube/kube_stub.py"
+_M.python = stand_in.PYTHON
+_M.script = stand_in.source("spec/support/kube/kube_stub.py")
 _M.pod, _M.service, _M.node, _M.owner = objects.pod, objects.service, objects.node, objects.owner
 _M.container_id, _M.owner_ref = objects.container_id, objects.owner_ref
 
@@ -31,30 +31,16 @@ local function command_line(self)
   local words = { _M.python, _M.script, "--port", tostring(self.port or 0), "--control-port",
     tostring(self.control_port or 0), "--tls", self.cert, self.key, "--token", self.first_token,
     "--state", self.state_file, "--requests", self.requests_file }
-  for i, w in ipairs(words) do
-    words[i] = e2e.quote(w)
-  end
-  return table.concat(words, " ")
+  return stand_in.command_line(words)
 end
 
 -- Starts the stand-in: on new free ports the first time, on the same ports
 -- and with the same state file after stop() or kill(). Returns self, or nil
 -- and why (its stderr) when it did not come up.
 function Stub:start()
-  for _, f in ipairs({ self.exit_file, self.pid_file, self.out }) do
-    os.remove(f)
-  end
-  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) >/dev/null 2>&1 &",
-    command_line(self), e2e.quote(self.out), e2e.quote(self.err), e2e.quote(self.pid_file),
-    e2e.quote(self.exit_file)))
-  self.pid = clock.wait_for(function() return tonumber(e2e.read_all(self.pid_file) or "") end, 5)
-  local ports = clock.wait_for(function()
-    local port, control = (e2e.read_all(self.out) or ""):match("port (%d+) control (%d+)")
-    if port or self:exit_status() then
-      return { tonumber(port), tonumber(control) }
-    end
-  end, 15)
-  if not ports or not ports[1] then
+  stand_in.launch(self, command_line(self))
+  local ports = stand_in.wait_ports(self, "port (%d+) control (%d+)", 15)
+  if not ports then
     self:stop()
     return nil, "the stand-in API server did not start: " .. self:stderr()
   end
@@ -97,15 +83,6 @@ end
 -- "https://127.0.0.1:N", the API server's address.
 function Stub:url()
   return "https://127.0.0.1:" .. tostring(self.port)
-end
-
-function Stub:stderr()
-  return e2e.read_all(self.err) or ""
-end
-
--- The stub's exit status once it has exited, else nil.
-function Stub:exit_status()
-  return tonumber(e2e.read_all(self.exit_file) or "")
 end
 
 -- One control request; the decoded answer, or nil and the error.
@@ -220,28 +197,15 @@ function Stub:requests(keep)
   return out
 end
 
-local function signal_and_wait(self, sig)
-  if not self.pid then
-    return self:exit_status()
-  end
-  os.execute("kill -" .. sig .. " " .. self.pid .. " 2>/dev/null")
-  local status = clock.wait_for(function() return self:exit_status() end, 10)
-  if not status then
-    os.execute("kill -KILL " .. self.pid .. " 2>/dev/null")
-  end
-  self.pid = nil
-  return status
-end
-
 -- Stops the stand-in with SIGTERM; returns its exit status (nil if it had to
 -- be killed). Safe to call twice; start() brings it back.
 function Stub:stop()
-  return signal_and_wait(self, "TERM")
+  return stand_in.signal(self, "TERM")
 end
 
 -- Kills the stand-in with SIGKILL, as a crash; start() brings it back.
 function Stub:kill()
-  return signal_and_wait(self, "KILL")
+  return stand_in.signal(self, "KILL")
 end
 
 return _M

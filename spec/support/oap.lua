@@ -21,13 +21,13 @@
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local cjson = require("cjson")
+local stand_in = require("support.stand_in")
 
 local _M = {}
-local Stub = {}
-Stub.__index = Stub
+local Stub = stand_in.class()
 
-_M.python = "/usr/bin/python3"
-_M.script = (os.getenv("MOONROVER_SOURCE_DIR") or ".") .. "/spec/support/oap/oap_stub.py"
+_M.python = stand_in.PYTHON
+_M.script = stand_in.source("spec/support/oap/oap_stub.py")
 
 -- Replaces path's content with text; readers never see half a file.
 local function write_atomically(path, text)
@@ -36,18 +36,6 @@ local function write_atomically(path, text)
   fh:write(text)
   fh:close()
   assert(os.rename(tmp, path))
-end
-
--- Polls fn every 0.1 s, at most `tries` times, until it returns a value.
-local function poll(fn, tries)
-  for _ = 1, tries do
-    local v = fn()
-    if v ~= nil then
-      return v
-    end
-    os.execute("sleep 0.1")
-  end
-  return nil
 end
 
 local function command_line(self, opts)
@@ -62,10 +50,7 @@ local function command_line(self, opts)
     words[#words + 1] = opts.tls.cert
     words[#words + 1] = opts.tls.key
   end
-  for i, w in ipairs(words) do
-    words[i] = e2e.quote(w)
-  end
-  return table.concat(words, " ")
+  return stand_in.command_line(words)
 end
 
 -- Starts the stub. opts (all optional): dir (its files go there; default a
@@ -78,20 +63,10 @@ function _M.start(opts)
   local self = setmetatable({ dir = dir, record = dir .. "/oap-record.jsonl", tasks = dir .. "/oap-tasks.json",
     policies = dir .. "/oap-policies.json", out = dir .. "/oap.out", err = dir .. "/oap.err",
     pid_file = dir .. "/oap.pid", exit_file = dir .. "/oap.exit" }, Stub)
-  -- A restart in the same directory must not read the previous run's files.
-  os.remove(self.exit_file)
-  os.remove(self.pid_file)
-  os.remove(self.out)
-  os.execute(string.format("(%s >%s 2>%s & echo $! >%s; wait $!; echo $? >%s) >/dev/null 2>&1 &",
-    command_line(self, opts),
-    e2e.quote(self.out), e2e.quote(self.err), e2e.quote(self.pid_file), e2e.quote(self.exit_file)))
-  self.pid = poll(function() return tonumber(e2e.read_all(self.pid_file) or "") end, 50)
-  self.port = poll(function()
-    local port = tonumber((e2e.read_all(self.out) or ""):match("port (%d+)"))
-    if port or self:exit_status() then
-      return port or false
-    end
-  end, 150)
+  -- A restart in the same directory does not read the previous run's files.
+  stand_in.launch(self, command_line(self, opts))
+  local ports = stand_in.wait_ports(self, "port (%d+)", 15)
+  self.port = ports and ports[1]
   if not self.port then
     self:stop()
     return nil, "the stand-in OAP did not start: " .. self:stderr()
@@ -101,15 +76,6 @@ end
 
 function Stub:address()
   return "127.0.0.1:" .. tostring(self.port)
-end
-
-function Stub:stderr()
-  return e2e.read_all(self.err) or ""
-end
-
--- The stub's exit status once it has exited, else nil.
-function Stub:exit_status()
-  return tonumber(e2e.read_all(self.exit_file) or "")
 end
 
 -- Replaces the task list queryTasks answers from (atomically: the stub never
@@ -333,16 +299,7 @@ end
 -- Stops the stub with SIGTERM; returns its exit status (nil if it had to be
 -- killed). Safe to call twice.
 function Stub:stop()
-  if not self.pid then
-    return self:exit_status()
-  end
-  os.execute("kill -TERM " .. self.pid .. " 2>/dev/null")
-  local status = poll(function() return self:exit_status() end, 100)
-  if not status then
-    os.execute("kill -KILL " .. self.pid .. " 2>/dev/null")
-  end
-  self.pid = nil
-  return status
+  return stand_in.signal(self, "TERM")
 end
 
 return _M

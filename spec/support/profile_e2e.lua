@@ -2,9 +2,8 @@
 -- directory per test, workloads spawned in it and killed after it, and
 -- `go tool pprof` run offline with its caches in that directory.
 --
---   local run = profile_e2e.new()
---   before_each(run:starter())
---   after_each(run:finisher())
+--   local run = profile_e2e.each_test(before_each, after_each)
+--   local pid = run:spawn("cpu_ratio", "60")   -- run.dir: the test's directory
 local e2e = require("support.e2e")
 
 local _M = {}
@@ -32,6 +31,15 @@ function Run:finisher()
     end
     e2e.rmdir(self.dir)
   end
+end
+
+-- A run whose directory and workloads last one test each: the starter and
+-- finisher given to busted's before_each and after_each.
+function _M.each_test(before_each, after_each)
+  local run = _M.new()
+  before_each(run:starter())
+  after_each(run:finisher())
+  return run
 end
 
 -- Kills pid after the test as well; returns it.

@@ -1,9 +1,10 @@
--- trace_e2e.lua - helpers for the `moonrover trace` end-to-end specs:
--- servers (nginx with a configuration of its own, the Python server of
--- trace_http_server.py) in a spec's temp dir, clients started blocked so
--- that their pid can be traced before they run, a trace of given pids that
--- ends when they are all gone (or of any arguments, interrupted), and its
--- JSON lines read back.
+-- trace_e2e.lua - helpers for the `moonrover trace` end-to-end specs: the
+-- scene each test starts from (a temp dir, a free port, nginx if asked for;
+-- all gone after the test), servers (nginx with a configuration of its own,
+-- the Python server of trace_http_server.py) in a spec's temp dir, clients
+-- started blocked so that their pid can be traced before they run, a trace
+-- of given pids that ends when they are all gone (or of any arguments,
+-- interrupted), and its JSON lines read back.
 local e2e = require("support.e2e")
 local files = require("support.files")
 local json_lines = require("support.json_lines")
@@ -190,6 +191,53 @@ function _M.trace(dir, name, pids, extra)
     words[#words + 1] = w
   end
   return _M.trace_words(dir, name, words)
+end
+
+local Scene = {}
+Scene.__index = Scene
+
+-- Starts nginx (extra as for nginx()) serving page as index.html; its pid,
+-- also scene.nginx, stopped after the test.
+function Scene:serve(page, extra)
+  self.nginx = _M.nginx(self.dir, self.port, extra)
+  files.write(self.dir .. "/www/index.html", page)
+  return self.nginx
+end
+
+-- Runs the client cmd (named name) once a trace of it and nginx runs; stops
+-- nginx when the client is done. Returns the exchanges, the summary, the
+-- client's pid and its standard output.
+function Scene:traced(name, cmd)
+  local client = _M.blocked(self.dir, name, cmd)
+  local trace = _M.trace(self.dir, "trace", { self.nginx, client.pid })
+  client.release()
+  local out = client.wait()
+  e2e.kill(self.nginx)
+  local list, summary = trace.result()
+  return list, summary, client.pid, out
+end
+
+-- What each test of a trace spec starts from, made afresh with busted's
+-- hooks: scene.dir (a temp dir), scene.port (a free port) and, when
+-- opts.page is given, scene.nginx serving it (opts.nginx: the extra of
+-- nginx()). After each test the clients and traces still running, nginx
+-- and the dir are gone.
+function _M.each_test(before_each, after_each, opts)
+  opts = opts or {}
+  local scene = setmetatable({}, Scene)
+  before_each(function()
+    scene.dir, scene.port = e2e.tmpdir(), _M.free_port()
+    if opts.page then
+      scene:serve(opts.page, opts.nginx)
+    end
+  end)
+  after_each(function()
+    _M.stop_all()
+    e2e.kill(scene.nginx)
+    scene.nginx = nil
+    e2e.rmdir(scene.dir)
+  end)
+  return scene
 end
 
 -- Kills the clients and traces still running (a case that failed midway).
