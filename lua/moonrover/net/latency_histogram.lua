@@ -5,6 +5,8 @@
 -- holds at most MAX_BUCKETS (1048) counts; 1 us to 100 s takes about 930. A
 -- percentile is the middle of its bucket, within 1% of the true value
 -- (1000 s for the last bucket). Pure.
+local tables = require("moonrover.lib.tables")
+
 local _M = {}
 local mt = { __index = _M }
 
@@ -45,12 +47,7 @@ function _M:add(ns)
 end
 
 local function sorted_buckets(self)
-  local keys = {}
-  for i in pairs(self.buckets) do
-    keys[#keys + 1] = i
-  end
-  table.sort(keys)
-  return keys
+  return tables.sorted_keys(self.buckets)
 end
 
 -- The durations (ns) at the fractions given (e.g. { 0.5, 0.9, 0.99 }, in

@@ -13,6 +13,7 @@ local _M = {}
 local mt = { __index = _M }
 
 local C = require("moonrover.consts")
+local tables = require("moonrover.lib.tables")
 
 local FORK, EXEC, EXIT = C.MR_PROCESS_FORK, C.MR_PROCESS_EXEC, C.MR_PROCESS_EXIT
 
@@ -84,12 +85,7 @@ function _M.initial(opts, procs)
   local set = descendants(procs, function(p)
     return given[p.pid] or p.comm == opts.comm
   end)
-  local list = {}
-  for pid in pairs(set) do
-    list[#list + 1] = pid
-  end
-  table.sort(list)
-  return list
+  return tables.sorted_keys(set)
 end
 
 -- Follows every pid of list (the kernel's filter may hold some already).
