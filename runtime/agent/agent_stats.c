@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/first_error.h"
 #include "agent/agent_health.h"
 #include "agent/agent_stats.h"
 #include "script_host/script_set.h"
@@ -35,13 +36,8 @@ static int init_stream(struct mr_stream_series *s, mr_metrics *m, const char *na
 	s->queued = series(m, MR_GAUGE, "moonrover_events_queued", "Events waiting for the scripts", l);
 	s->batch_seconds = series(m, MR_HISTOGRAM, "moonrover_batch_seconds",
 				  "Time the scripts took to handle one batch", l);
-	const int32_t ids[] = { s->received,       s->delivered, s->dropped_queue,
-				s->dropped_kernel, s->queued,    s->batch_seconds };
-
-	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
-		if (ids[i] < 0)
-			return ids[i];
-	return 0;
+	return MR_FIRST_ERROR(s->received, s->delivered, s->dropped_queue, s->dropped_kernel, s->queued,
+			      s->batch_seconds);
 }
 
 int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_plane *dp,
@@ -60,9 +56,7 @@ int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_
 		return rc;
 	st->scripts_active = series(m, MR_GAUGE, "moonrover_scripts", "Scripts by state", "state=\"active\"");
 	st->scripts_disabled = series(m, MR_GAUGE, "moonrover_scripts", NULL, "state=\"disabled\"");
-	return st->scripts_active < 0     ? st->scripts_active
-	       : st->scripts_disabled < 0 ? st->scripts_disabled
-					  : 0;
+	return MR_FIRST_ERROR(st->scripts_active, st->scripts_disabled);
 }
 
 void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, uint64_t ns)

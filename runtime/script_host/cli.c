@@ -15,11 +15,11 @@
 #include "entry.h"
 #include "script_host/script_state.h"
 
-static int dir_has_cli(const char *dir)
+static int dir_has(const char *dir, const char *module)
 {
 	char path[PATH_MAX];
 
-	if (snprintf(path, sizeof(path), "%s/moonrover/cli.lua", dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/moonrover/%s", dir, module) >= (int)sizeof(path))
 		return 0;
 	return access(path, R_OK) == 0;
 }
@@ -33,15 +33,18 @@ const char *mr_cli_generated_dir(void)
 }
 
 /* The modules directory: $MOONROVER_LUA_DIR, then the installed copy, then
- * the source tree the binary was built from (with the build's generated
- * modules). */
+ * the source tree the binary was built from. A directory without the
+ * generated constants (a source tree) gets the build's generated modules. */
 static const char *find_lua_dir(const struct mr_lua_dirs *dirs)
 {
 	const char *env = getenv("MOONROVER_LUA_DIR");
 
-	if (env && *env)
+	if (env && *env) {
+		if (!dir_has(env, "consts.lua"))
+			generated_dir = dirs->generated;
 		return env;
-	if (dir_has_cli(dirs->installed))
+	}
+	if (dir_has(dirs->installed, "cli.lua"))
 		return dirs->installed;
 	generated_dir = dirs->generated;
 	return dirs->source;
@@ -95,7 +98,7 @@ int mr_cli_main(int argc, char **argv, const struct mr_lua_dirs *dirs)
 	lua_State *L;
 	int code;
 
-	if (!dir_has_cli(dir)) {
+	if (!dir_has(dir, "cli.lua")) {
 		fprintf(stderr, "moonrover: bundled scripts not found in %s (set MOONROVER_LUA_DIR)\n", dir);
 		return 70;
 	}

@@ -143,7 +143,7 @@ static int try_canary(struct mr_script_set *h, const struct mr_script_entry *e, 
 	struct mr_metrics_mark mark = mr_metrics_mark(h->metrics);
 	struct mr_script *s = mr_script_load(h, e->name, e->path, 1, NULL, 0, err, errlen);
 	char why[1024];
-	int rc = s ? 0 : -1;
+	int rc = s ? 0 : -errno;
 
 	for (uint32_t stream = 0; s && rc == 0 && stream < MR_STREAM_COUNT; stream++) {
 		uint32_t n = canary_batch(h, stream, records);

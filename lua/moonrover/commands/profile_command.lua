@@ -44,19 +44,6 @@ _M.options = {
     help = "walk user stacks by unwind tables from .eh_frame (cfi, the default) or by frame pointers only (fp)" },
 }
 
--- The main binary pprof names ("File:") of a whole-system profile, which has none.
-_M.WHOLE_SYSTEM_FILE = "moonrover whole-system profile"
-
--- The name pprof gets for the main binary: the synthetic one unless a single
--- process is profiled (several may run different executables), nil to keep
--- that process's executable.
-function _M.main_file(pids)
-  if pids and #pids == 1 then
-    return nil
-  end
-  return _M.WHOLE_SYSTEM_FILE
-end
-
 local DRAIN_INTERVAL_NS = 2e9
 local POLL_MAX_MS = 200
 
@@ -149,7 +136,7 @@ end
 local function write_output(p, job, stacks, meta, out)
   if job.format == "pprof" then
     local ok, err = rt.call(rt.lib.mr_pprof_write, p.profile, out.handle, job.off_cpu and 1 or 0,
-      p.period_ns, meta.duration_ns, _M.main_file(job.pids))
+      p.period_ns, meta.duration_ns, output_format.pprof_main_file(job.pids))
     if not ok then
       out:abort()
       return nil, "cannot write " .. job.output .. ": " .. err

@@ -108,7 +108,8 @@ local function initial_targets(job)
   end
   local list = trace_targets.initial({ pids = job.pids, comm = job.comm }, procs)
   if #list == 0 then
-    return nil, "no process named " .. job.comm
+    return nil, job.comm and "no process named " .. job.comm or
+      "none of pid " .. table.concat(job.pids, ",") .. " is a running process (a thread id? give its process's)"
   end
   return list
 end

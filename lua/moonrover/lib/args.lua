@@ -151,13 +151,6 @@ function _M.help(usage, summary, options)
 end
 
 -- Converters shared by commands.
-function _M.positive_number(text)
-  local n = tonumber(text)
-  if not n or n <= 0 then
-    return nil, "'" .. text .. "' is not a positive number"
-  end
-  return n
-end
 
 function _M.int_range(lo, hi)
   return function(text)

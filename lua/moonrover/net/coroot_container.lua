@@ -1,4 +1,4 @@
--- container_id.lua - the container a process belongs to, named as
+-- coroot_container.lua - the container a process belongs to, named as
 -- coroot-node-agent names it in its `container_id` label, from the text of
 -- /proc/PID/cgroup; and a resolver that reads that file and caches the answer
 -- by pid.

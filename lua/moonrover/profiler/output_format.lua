@@ -34,4 +34,17 @@ function _M.for_path(path, format)
   return nil, "cannot tell the format from the file name '" .. path .. "'"
 end
 
+-- The main binary pprof names ("File:") of a whole-system profile, which has none.
+_M.WHOLE_SYSTEM_FILE = "moonrover whole-system profile"
+
+-- The name pprof gets for the main binary: the synthetic one unless a single
+-- process is profiled (several may run different executables), nil to keep
+-- that process's executable.
+function _M.pprof_main_file(pids)
+  if pids and #pids == 1 then
+    return nil
+  end
+  return _M.WHOLE_SYSTEM_FILE
+end
+
 return _M

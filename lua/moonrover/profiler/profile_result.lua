@@ -89,7 +89,7 @@ end
 local function write_pprof(self, out, meta)
   local period_ns = self.off_cpu and 0 or math.floor(1e9 / self.frequency)
   return rt.call(rt.lib.mr_pprof_write, self.profile, out.handle, self.off_cpu and 1 or 0, period_ns,
-    meta.duration_ns, nil)
+    meta.duration_ns, output_format.pprof_main_file(self.pids))
 end
 
 -- Writes the profile to path as format ("folded", "pprof" or "svg"; default:

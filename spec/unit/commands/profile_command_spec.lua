@@ -1,5 +1,6 @@
 -- Specs for the pure parts of `moonrover profile`: format choice, job
 -- building and the summary's statistics.
+local output_format = require("moonrover.profiler.output_format")
 local profile = require("moonrover.commands.profile_command")
 local args = require("moonrover.lib.args")
 
@@ -90,10 +91,10 @@ describe("profile.summary_stats", function()
   end)
 end)
 
-describe("profile.main_file", function()
+describe("output_format.pprof_main_file", function()
   it("keeps one process's executable, and names no binary for the whole system or several processes", function()
-    assert.is_nil(profile.main_file({ 4242 }))
-    assert.same(profile.WHOLE_SYSTEM_FILE, profile.main_file(nil))
-    assert.same(profile.WHOLE_SYSTEM_FILE, profile.main_file({ 100, 200 }))
+    assert.is_nil(output_format.pprof_main_file({ 4242 }))
+    assert.same(output_format.WHOLE_SYSTEM_FILE, output_format.pprof_main_file(nil))
+    assert.same(output_format.WHOLE_SYSTEM_FILE, output_format.pprof_main_file({ 100, 200 }))
   end)
 end)

@@ -3,7 +3,7 @@ local args = require("moonrover.lib.args")
 
 local OPTIONS = {
   { name = "pid", short = "p", arg = "PID[,PID...]", convert = args.pid_list, help = "pids" },
-  { name = "duration", short = "d", arg = "SECONDS", default = 10, convert = args.positive_number,
+  { name = "duration", short = "d", arg = "SECONDS", default = 10, convert = args.duration,
     help = "how long" },
   { name = "off-cpu", help = "blocked time" },
   { name = "format", arg = "FORMAT", convert = args.one_of({ "folded", "svg" }), help = "format" },
@@ -35,7 +35,7 @@ describe("args.parse", function()
     assert.matches("needs a value", err)
     v, err = args.parse(OPTIONS, { "-d", "-3" })
     assert.is_nil(v)
-    assert.matches("not a positive number", err)
+    assert.matches("is not a duration", err)
     v, err = args.parse(OPTIONS, { "--pid", "12,abc" })
     assert.is_nil(v)
     assert.matches("'abc' is not a process id", err)
