@@ -214,6 +214,12 @@ int mr_agent_run_bench(const struct mr_agent_opts *o, int32_t bench_pid, char *e
 int32_t mr_script_memory_try(const char *chunk, uint64_t limit, int32_t wrapped, uint64_t *held,
 			     uint64_t *counted, char *err, size_t errlen);
 
+/* ------------------------------------------------------------- kubernetes */
+
+/* The fewest changes the client's log keeps (16384 by default; a trim
+ * leaves this many), so that a spec can make a cursor too old. */
+void mr_kube_set_log_limit(struct mr_kube *k, uint32_t changes);
+
 /* ----------------------------------------------------------------- metrics */
 
 /* A registry of counters, gauges and histograms exported in Prometheus text

@@ -1,0 +1,282 @@
+/* kube_watch.c - one list+watch per resource kind and namespace, run by the
+ * client's thread: list in pages of 500 (limit, continue), then watch from
+ * the list's resourceVersion with bookmarks. 410 Gone (HTTP or an ERROR
+ * event) lists again at once; a dropped watch or a failed request waits,
+ * 0.5 s doubling up to 30 s, then watches again from the last version seen
+ * (a watch too old for the server then answers 410). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/kube_internal.h"
+
+#define PAGE_LIMIT 500
+#define WATCH_TIMEOUT_S 600
+
+static int add_stream(struct mr_kube *k, uint32_t kind, const char *ns, size_t nslen)
+{
+	struct kube_stream *st = &k->streams[k->nstreams];
+	const char *res = kind == KUBE_POD ? "pods" : "services";
+	int n = nslen ? asprintf(&st->path, "/api/v1/namespaces/%.*s/%s", (int)nslen, ns, res)
+		      : asprintf(&st->path, "/api/v1/%s", res);
+
+	if (n < 0) {
+		st->path = NULL;
+		return -ENOMEM;
+	}
+	st->k = k;
+	st->xfer = (struct kube_xfer){ .get = 0, .owner = st };
+	st->index = k->nstreams++;
+	st->kind = kind;
+	st->phase = PHASE_LIST;
+	st->generation = 1;
+	return 0;
+}
+
+int mr_kube_streams_init(struct mr_kube *k, const char *namespaces)
+{
+	const char *p = namespaces ? namespaces : "";
+	uint32_t n = 2;
+	int rc = 0;
+
+	for (const char *c = p; *c; c++)
+		n += *c == ',';
+	k->streams = calloc(n, sizeof(*k->streams));
+	if (!k->streams)
+		return -ENOMEM;
+	while (rc == 0 && *p) {
+		size_t len = strcspn(p, ",");
+
+		if (len > 0)
+			rc = add_stream(k, KUBE_POD, p, len);
+		p += len + (p[len] == ',');
+	}
+	if (rc == 0 && k->nstreams == 0)
+		rc = add_stream(k, KUBE_POD, "", 0);
+	return rc ?: add_stream(k, KUBE_SERVICE, "", 0);
+}
+
+static void end_transfer(struct kube_stream *st)
+{
+	if (!st->easy)
+		return;
+	curl_multi_remove_handle(st->k->multi, st->easy);
+	mr_kube_easy_free(st->easy, st->headers);
+	st->easy = NULL;
+	st->headers = NULL;
+	mr_kube_body_reset(&st->body);
+}
+
+void mr_kube_streams_free(struct mr_kube *k)
+{
+	for (uint32_t i = 0; i < k->nstreams; i++) {
+		end_transfer(&k->streams[i]);
+		free(k->streams[i].path);
+		free(k->streams[i].resource_version);
+		free(k->streams[i].continue_token);
+	}
+	free(k->streams);
+	k->streams = NULL;
+	k->nstreams = 0;
+}
+
+static size_t on_list_data(char *data, size_t size, size_t n, void *arg)
+{
+	struct kube_stream *st = arg;
+
+	return mr_kube_body_write(&st->body, data, size * n);
+}
+
+static size_t on_watch_data(char *data, size_t size, size_t n, void *arg)
+{
+	struct kube_stream *st = arg;
+	long http = 0;
+	size_t took;
+
+	if (!st->answered) {
+		st->answered = 1;
+		if (curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK && http == 200) {
+			pthread_mutex_lock(&st->k->lock);
+			st->k->status.watches++;
+			st->k->status.connected = 1;
+			pthread_mutex_unlock(&st->k->lock);
+			st->backoff_ms = 0;
+		}
+	}
+	took = mr_kube_body_write(&st->body, data, size * n);
+	if (curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK && http == 200)
+		mr_kube_watch_lines(st);
+	return took;
+}
+
+static char *query_of(const struct kube_stream *st)
+{
+	const char *sel = st->kind == KUBE_POD ? st->k->field_selector : NULL;
+	char *q = NULL, *cont = NULL;
+	int n;
+
+	if (st->continue_token && !(cont = curl_easy_escape(NULL, st->continue_token, 0)))
+		return NULL;
+	if (st->phase == PHASE_LIST)
+		n = asprintf(&q, "%s?limit=%d%s%s%s%s", st->path, PAGE_LIMIT, sel ? "&fieldSelector=" : "",
+			     sel ? sel : "", cont ? "&continue=" : "", cont ? cont : "");
+	else
+		n = asprintf(&q,
+			     "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d%s%s",
+			     st->path, st->resource_version, WATCH_TIMEOUT_S, sel ? "&fieldSelector=" : "",
+			     sel ? sel : "");
+	curl_free(cont);
+	return n < 0 ? NULL : q;
+}
+
+static void wait_after_failure(struct kube_stream *st, enum kube_phase phase, uint64_t now_ms)
+{
+	st->backoff_ms = mr_kube_backoff(st->backoff_ms);
+	st->wake_at_ms = now_ms + st->backoff_ms;
+	st->phase = phase;
+}
+
+static void start(struct kube_stream *st, uint64_t now_ms)
+{
+	struct mr_kube *k = st->k;
+	char *q;
+
+	if (st->phase == PHASE_WATCH && !st->resource_version)
+		st->phase = PHASE_LIST;
+	q = query_of(st);
+	st->answered = st->gone = st->failed = 0;
+	st->easy = q ? mr_kube_easy(k, q, &st->headers, st->curl_err,
+				    st->phase == PHASE_LIST ? on_list_data : on_watch_data, st)
+		     : NULL;
+	free(q);
+	if (st->easy && curl_easy_setopt(st->easy, CURLOPT_PRIVATE, &st->xfer) == CURLE_OK &&
+	    (st->phase == PHASE_WATCH ||
+	     curl_easy_setopt(st->easy, CURLOPT_TIMEOUT_MS, 60000L) == CURLE_OK) &&
+	    curl_multi_add_handle(k->multi, st->easy) == CURLM_OK)
+		return;
+	mr_kube_easy_free(st->easy, st->headers);
+	st->easy = NULL;
+	st->headers = NULL;
+	pthread_mutex_lock(&k->lock);
+	mr_kube_note_error(k, "cannot start a request for %s: out of memory", st->path);
+	pthread_mutex_unlock(&k->lock);
+	wait_after_failure(st, st->phase, now_ms);
+}
+
+uint64_t mr_kube_streams_tick(struct mr_kube *k, uint64_t now_ms, uint64_t max_ms)
+{
+	uint64_t next = max_ms;
+
+	for (uint32_t i = 0; i < k->nstreams; i++) {
+		struct kube_stream *st = &k->streams[i];
+
+		if (st->easy)
+			continue;
+		if (st->wake_at_ms > now_ms) {
+			next = st->wake_at_ms - now_ms < next ? st->wake_at_ms - now_ms : next;
+			continue;
+		}
+		start(st, now_ms);
+	}
+	return next;
+}
+
+/* Every stream of kind has a full list in: SYNCED, once. */
+static void note_synced(struct mr_kube *k, uint32_t kind)
+{
+	for (uint32_t i = 0; i < k->nstreams; i++)
+		if (k->streams[i].kind == kind && !k->streams[i].listed)
+			return;
+	if (mr_kube_store_synced(&k->store, kind) != 0)
+		mr_kube_note_error(k, "out of memory");
+}
+
+/* A list page came in whole, lock not held. */
+static void page_done(struct kube_stream *st, uint64_t now_ms)
+{
+	struct mr_kube *k = st->k;
+	int rc = mr_kube_list_page(st);
+
+	pthread_mutex_lock(&k->lock);
+	k->status.connected = 1;
+	if (rc != 0) {
+		mr_kube_note_error(k, "list of %s: %s", st->path,
+				   rc == -ENOMEM ? "out of memory" : "the answer is not a list");
+		st->generation++;
+		free(st->continue_token);
+		st->continue_token = NULL;
+		wait_after_failure(st, PHASE_LIST, now_ms);
+	} else if (!st->continue_token) {
+		if (mr_kube_store_sweep(&k->store, st->index, st->generation) != 0)
+			mr_kube_note_error(k, "list of %s: out of memory", st->path);
+		st->listed = 1;
+		st->generation++;
+		k->status.lists++;
+		note_synced(k, st->kind);
+		st->backoff_ms = 0;
+		st->phase = PHASE_WATCH;
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+/* The list starts again from its first page, at once (410) or later. */
+static void relist(struct kube_stream *st, int gone, uint64_t now_ms)
+{
+	free(st->continue_token);
+	st->continue_token = NULL;
+	free(st->resource_version);
+	st->resource_version = NULL;
+	st->generation++;
+	st->phase = PHASE_LIST;
+	if (gone)
+		st->k->status.relists_gone++;
+	else
+		wait_after_failure(st, PHASE_LIST, now_ms);
+}
+
+/* What a finished transfer means, lock held. */
+static void finished(struct kube_stream *st, CURLcode rc, long http, uint64_t now_ms)
+{
+	struct mr_kube *k = st->k;
+	char why[256];
+
+	k->status.connected = rc == CURLE_OK || st->answered;
+	if (http == 410 || st->gone) {
+		relist(st, 1, now_ms);
+	} else if (rc == CURLE_OK && http == 200 && st->phase == PHASE_WATCH) {
+		k->status.watch_drops++;
+		if (st->failed)
+			wait_after_failure(st, PHASE_WATCH, now_ms);
+	} else if (rc != CURLE_OK && http == 200 && st->phase == PHASE_WATCH) {
+		k->status.watch_drops++;
+		wait_after_failure(st, PHASE_WATCH, now_ms);
+	} else {
+		mr_kube_failure(why, sizeof(why), rc, http, st->curl_err, &st->body);
+		mr_kube_note_error(k, "%s of %s: %s", st->phase == PHASE_LIST ? "list" : "watch", st->path,
+				   why);
+		if (http == 401)
+			mr_kube_token_refresh(k, 1);
+		if (st->phase == PHASE_LIST)
+			relist(st, 0, now_ms);
+		else
+			wait_after_failure(st, PHASE_WATCH, now_ms);
+	}
+}
+
+void mr_kube_stream_done(struct kube_stream *st, CURLcode rc)
+{
+	uint64_t now_ms = mr_kube_now_ms();
+	long http = 0;
+
+	if (curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE, &http) != CURLE_OK)
+		http = 0;
+	if (rc == CURLE_OK && http == 200 && st->phase == PHASE_LIST) {
+		page_done(st, now_ms);
+	} else {
+		pthread_mutex_lock(&st->k->lock);
+		finished(st, rc, http, now_ms);
+		pthread_mutex_unlock(&st->k->lock);
+	}
+	end_transfer(st);
+}
