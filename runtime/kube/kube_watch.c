@@ -13,6 +13,7 @@
 
 #define PAGE_LIMIT 500
 #define WATCH_TIMEOUT_S 600
+#define LIST_TIMEOUT_MS 60000L
 
 static int add_stream(struct mr_kube *k, uint32_t kind, const char *ns, size_t nslen)
 {
@@ -88,24 +89,30 @@ static size_t on_list_data(char *data, size_t size, size_t n, void *arg)
 	return mr_kube_body_write(&st->body, data, size * n);
 }
 
-static size_t on_watch_data(char *data, size_t size, size_t n, void *arg)
+/* The end of a watch's headers: a 200 is a watch that runs. */
+static size_t on_watch_header(char *data, size_t size, size_t n, void *arg)
 {
 	struct kube_stream *st = arg;
 	long http = 0;
-	size_t took;
 
-	if (!st->answered) {
+	if (size * n == 2 && data[0] == '\r' && data[1] == '\n' &&
+	    curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK && http == 200) {
 		st->answered = 1;
-		if (curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK && http == 200) {
-			pthread_mutex_lock(&st->k->lock);
-			st->k->status.watches++;
-			st->k->status.connected = 1;
-			pthread_mutex_unlock(&st->k->lock);
-			st->backoff_ms = 0;
-		}
+		st->backoff_ms = 0;
+		pthread_mutex_lock(&st->k->lock);
+		st->k->status.watches++;
+		st->k->status.connected = 1;
+		pthread_mutex_unlock(&st->k->lock);
 	}
-	took = mr_kube_body_write(&st->body, data, size * n);
-	if (curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK && http == 200)
+	return size * n;
+}
+
+static size_t on_watch_data(char *data, size_t size, size_t n, void *arg)
+{
+	struct kube_stream *st = arg;
+	size_t took = mr_kube_body_write(&st->body, data, size * n);
+
+	if (st->answered)
 		mr_kube_watch_lines(st);
 	return took;
 }
@@ -137,6 +144,17 @@ static void wait_after_failure(struct kube_stream *st, enum kube_phase phase, ui
 	st->phase = phase;
 }
 
+/* A list page has a deadline; a watch has none, and its headers say when it runs. */
+static CURLcode set_phase_opts(struct kube_stream *st)
+{
+	CURLcode rc = curl_easy_setopt(st->easy, CURLOPT_PRIVATE, &st->xfer);
+
+	if (st->phase == PHASE_LIST)
+		return rc ?: curl_easy_setopt(st->easy, CURLOPT_TIMEOUT_MS, LIST_TIMEOUT_MS);
+	rc = rc ?: curl_easy_setopt(st->easy, CURLOPT_HEADERFUNCTION, on_watch_header);
+	return rc ?: curl_easy_setopt(st->easy, CURLOPT_HEADERDATA, st);
+}
+
 static void start(struct kube_stream *st, uint64_t now_ms)
 {
 	struct mr_kube *k = st->k;
@@ -150,9 +168,7 @@ static void start(struct kube_stream *st, uint64_t now_ms)
 				    st->phase == PHASE_LIST ? on_list_data : on_watch_data, st)
 		     : NULL;
 	free(q);
-	if (st->easy && curl_easy_setopt(st->easy, CURLOPT_PRIVATE, &st->xfer) == CURLE_OK &&
-	    (st->phase == PHASE_WATCH ||
-	     curl_easy_setopt(st->easy, CURLOPT_TIMEOUT_MS, 60000L) == CURLE_OK) &&
+	if (st->easy && set_phase_opts(st) == CURLE_OK &&
 	    curl_multi_add_handle(k->multi, st->easy) == CURLM_OK)
 		return;
 	mr_kube_easy_free(st->easy, st->headers);

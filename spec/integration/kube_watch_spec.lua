@@ -5,6 +5,7 @@
 -- down for a while, the status counters, and a cursor the log no longer
 -- keeps.
 local rt = require("moonrover.rt").with_test_api()
+local clock = require("support.clock")
 local e2e = require("support.e2e")
 local kube_api = require("support.kube_api")
 local kube_view = require("support.kube_view")
@@ -93,5 +94,97 @@ describe("Kubernetes client list and watch", function()
     end
     table.sort(paths)
     assert.same({ "/api/v1/namespaces/shop/pods", "/api/v1/namespaces/web/pods" }, paths)
+  end)
+
+  -- A started client with pods shop/cart-1 and shop/cart-2, synced; its view.
+  local function synced_client()
+    assert(stub:add_pod(pod("shop", "cart-1")))
+    assert(stub:add_pod(pod("shop", "cart-2")))
+    feed = assert(kube_view.open(stub))
+    assert(feed:start())
+    local view = kube_view.view(feed)
+    assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "not synced")
+    assert(stub:wait_watches(2), "the client did not watch both kinds")
+    return view
+  end
+
+  it("lists again after 410 Gone, and what changed meanwhile comes out right", function()
+    local view = synced_client()
+    -- Refused while the token is another, the client sees nothing of what
+    -- happens then; the version it watched is compacted away meanwhile.
+    assert(stub:set_token("elsewhere"))
+    assert(stub:drop_watches())
+    assert(view:wait(function() return feed:status().errors > 0 end), "no 401 counted")
+    assert(stub:delete_pod("shop", "cart-1"))
+    assert(stub:add_pod(pod("shop", "cart-3")))
+    assert(stub:compact())
+    assert(stub:set_token(stub.first_token))
+    assert(view:wait(function(v) return v.objects.pod["shop/cart-3"] and not v.objects.pod["shop/cart-1"] end),
+      "the re-list did not bring the changes: " .. table.concat(view:names("pod"), " "))
+    assert.same({ "shop/cart-2", "shop/cart-3" }, view:names("pod"))
+    local st = feed:status()
+    assert.is_true(st.relists_gone >= 1, "relists_gone " .. st.relists_gone)
+    assert.is_true(st.lists >= 3, "lists " .. st.lists)
+    assert.matches("401", st.last_error)
+  end)
+
+  it("resumes a dropped watch from where it was, and a bookmark moves that point", function()
+    local view = synced_client()
+    assert(stub:drop_watches({ reset = true }))
+    assert(stub:wait_watches(2), "the watches did not resume")
+    assert(stub:add_pod(pod("shop", "cart-4")))
+    assert(view:wait(function(v) return v.objects.pod["shop/cart-4"] end), "no ADDED after the drop")
+    local st = feed:status()
+    assert.is_true(st.watch_drops >= 2, "watch_drops " .. st.watch_drops)
+    assert.equals(2, st.lists)
+
+    local before = #view.types
+    assert(stub:add_pod(pod("shop", "far", "node-b")))
+    local rv = assert(stub:state()).resourceVersion
+    assert(stub:bookmark())
+    assert(stub:drop_watches())
+    assert(stub:wait_watches(2), "the watches did not resume after the bookmark")
+    local last = stub:requests(function(r) return is_watch(r) and r.path == "/api/v1/pods" end)
+    assert.equals(tostring(rv), last[#last].query.resourceVersion)
+    assert.equals(before, #view:update().types, "a bookmark made a change record")
+  end)
+
+  it("waits out an API server that is down, then resumes", function()
+    local view = synced_client()
+    stub:kill()
+    assert(view:wait(function() return not feed:status().connected end), "still connected to a killed server")
+    assert(stub:start())
+    assert(stub:wait_watches(2), "the watches did not resume")
+    assert(stub:add_pod(pod("shop", "cart-5")))
+    assert(view:wait(function(v) return v.objects.pod["shop/cart-5"] end), "no ADDED after the restart")
+    local st = feed:status()
+    assert.is_true(st.connected)
+    assert.is_true(st.errors >= 1 and st.watch_drops >= 2, "errors " .. st.errors .. ", drops " .. st.watch_drops)
+    assert.matches("cannot reach the API server", st.last_error)
+  end)
+
+  it("answers RESET and every current object to a cursor the log no longer keeps", function()
+    for i = 1, 5 do
+      assert(stub:add_pod(pod("shop", "cart-" .. i)))
+    end
+    feed = assert(kube_view.open(stub))
+    rt.lib.mr_kube_set_log_limit(feed.k, 2)
+    assert(feed:start())
+    -- The log is read once both kinds are in: by then it was trimmed.
+    assert(clock.wait_for(function()
+      local st = feed:status()
+      return st.pods_synced and st.services_synced
+    end, kube_view.WAIT_S), "not synced")
+    local view = kube_view.view(feed)
+    assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "not synced")
+    assert.equals("RESET", view.types[1])
+    assert.same({ "shop/cart-1", "shop/cart-2", "shop/cart-3", "shop/cart-4", "shop/cart-5" }, view:names("pod"))
+    assert(stub:delete_pod("shop", "cart-5"))
+    assert(view:wait(function(v) return v.last.type == "DELETED" end), "no DELETED after the RESET")
+    local resets = 0
+    for _, t in ipairs(view.types) do
+      resets = resets + (t == "RESET" and 1 or 0)
+    end
+    assert.equals(1, resets, "a cursor kept up with got a RESET")
   end)
 end)
