@@ -216,9 +216,11 @@ int32_t mr_script_memory_try(const char *chunk, uint64_t limit, int32_t wrapped,
 
 /* ------------------------------------------------------------- kubernetes */
 
-/* The fewest changes the client's log keeps (16384 by default; a trim
- * leaves this many), so that a spec can make a cursor too old. */
-void mr_kube_set_log_limit(struct mr_kube *k, uint32_t changes);
+/* Before mr_kube_start: the fewest changes the client's log keeps (16384
+ * by default; a trim leaves this many) and the items a list page asks for
+ * (500), so that a spec can make a cursor too old and a list of pages;
+ * 0 keeps a default. */
+void mr_kube_set_limits(struct mr_kube *k, uint32_t log_changes, uint32_t page_items);
 
 /* ----------------------------------------------------------------- metrics */
 

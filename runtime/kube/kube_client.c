@@ -14,6 +14,8 @@
 #include "base/thread.h"
 #include "kube/kube_internal.h"
 
+#define PAGE_LIMIT 500
+
 static int copy_opt(char **to, const char *from)
 {
 	*to = from ? strdup(from) : NULL;
@@ -47,6 +49,7 @@ static int init_parts(struct mr_kube *k, const struct mr_kube_opts *o, char *err
 	rc = rc ?: mr_kube_store_init(&k->store);
 	rc = rc ?: mr_kube_gets_init(&k->gets);
 	rc = rc ?: mr_kube_streams_init(k, o->namespaces);
+	k->page_limit = PAGE_LIMIT;
 	if (rc == 0 && !(k->multi = curl_multi_init()))
 		rc = -ENOMEM;
 	if (rc != 0)
@@ -203,9 +206,12 @@ void mr_kube_status(struct mr_kube *k, struct mr_kube_status *s)
 	pthread_mutex_unlock(&k->lock);
 }
 
-void mr_kube_set_log_limit(struct mr_kube *k, uint32_t changes)
+void mr_kube_set_limits(struct mr_kube *k, uint32_t log_changes, uint32_t page_items)
 {
 	pthread_mutex_lock(&k->lock);
-	k->store.log_limit = changes ? changes : 1;
+	if (log_changes)
+		k->store.log_limit = log_changes;
+	if (page_items)
+		k->page_limit = page_items;
 	pthread_mutex_unlock(&k->lock);
 }

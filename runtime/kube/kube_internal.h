@@ -126,6 +126,7 @@ struct mr_kube {
 	int started;
 	struct kube_stream *streams;
 	uint32_t nstreams;
+	uint32_t page_limit; /* items a list page asks for */
 
 	pthread_mutex_t lock;
 	int stopping;

@@ -11,7 +11,6 @@
 
 #include "kube/kube_internal.h"
 
-#define PAGE_LIMIT 500
 #define WATCH_TIMEOUT_S 600
 #define LIST_TIMEOUT_MS 60000L
 
@@ -126,8 +125,9 @@ static char *query_of(const struct kube_stream *st)
 	if (st->continue_token && !(cont = curl_easy_escape(NULL, st->continue_token, 0)))
 		return NULL;
 	if (st->phase == PHASE_LIST)
-		n = asprintf(&q, "%s?limit=%d%s%s%s%s", st->path, PAGE_LIMIT, sel ? "&fieldSelector=" : "",
-			     sel ? sel : "", cont ? "&continue=" : "", cont ? cont : "");
+		n = asprintf(&q, "%s?limit=%u%s%s%s%s", st->path, st->k->page_limit,
+			     sel ? "&fieldSelector=" : "", sel ? sel : "", cont ? "&continue=" : "",
+			     cont ? cont : "");
 	else
 		n = asprintf(&q,
 			     "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d%s%s",

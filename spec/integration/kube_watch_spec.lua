@@ -96,6 +96,25 @@ describe("Kubernetes client list and watch", function()
     assert.same({ "/api/v1/namespaces/shop/pods", "/api/v1/namespaces/web/pods" }, paths)
   end)
 
+  it("lists in pages, each asking for the next with continue", function()
+    for i = 1, 5 do
+      assert(stub:add_pod(pod("shop", "cart-" .. i)))
+    end
+    feed = assert(kube_view.open(stub))
+    rt.lib.mr_kube_set_limits(feed.k, 0, 2)
+    assert(feed:start())
+    local view = kube_view.view(feed)
+    assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "not synced")
+    assert.same({ "shop/cart-1", "shop/cart-2", "shop/cart-3", "shop/cart-4", "shop/cart-5" }, view:names("pod"))
+    local pages = stub:requests(function(r) return r.path == "/api/v1/pods" and not is_watch(r) end)
+    assert.equals(3, #pages)
+    assert.same({ "2", "2", "2" }, { pages[1].query.limit, pages[2].query.limit, pages[3].query.limit })
+    assert.is_nil(pages[1].query.continue)
+    assert.is_string(pages[2].query.continue)
+    assert.is_string(pages[3].query.continue)
+    assert.equals(2, feed:status().lists, "pages counted as lists")
+  end)
+
   -- A started client with pods shop/cart-1 and shop/cart-2, synced; its view.
   local function synced_client()
     assert(stub:add_pod(pod("shop", "cart-1")))
@@ -168,7 +187,7 @@ describe("Kubernetes client list and watch", function()
       assert(stub:add_pod(pod("shop", "cart-" .. i)))
     end
     feed = assert(kube_view.open(stub))
-    rt.lib.mr_kube_set_log_limit(feed.k, 2)
+    rt.lib.mr_kube_set_limits(feed.k, 2, 0)
     assert(feed:start())
     -- The log is read once both kinds are in: by then it was trimmed.
     assert(clock.wait_for(function()
