@@ -78,6 +78,7 @@ struct kube_stream {
 	enum kube_phase phase;      /* of the request in flight or next */
 	CURL *easy;                 /* the request in flight, or NULL */
 	int answered;               /* its response began (HTTP 200 for a watch) */
+	int got_data;               /* a watch's body brought something */
 	int failed;                 /* a watch's ERROR event (not 410) */
 	struct curl_slist *headers; /* its headers */
 	struct kube_body body;

@@ -46,11 +46,16 @@ int mr_kube_streams_init(struct mr_kube *k, const char *namespaces)
 	if (!k->streams)
 		return -ENOMEM;
 	while (rc == 0 && *p) {
-		size_t len = strcspn(p, ",");
+		size_t skip = strspn(p, " \t"), len;
 
+		p += skip;
+		len = strcspn(p, ",");
+		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
 		if (len > 0)
 			rc = add_stream(k, KUBE_POD, p, len);
-		p += len + (p[len] == ',');
+		p += strcspn(p, ",");
+		p += *p == ',';
 	}
 	if (rc == 0 && k->nstreams == 0)
 		rc = add_stream(k, KUBE_POD, "", 0);
@@ -111,6 +116,7 @@ static size_t on_watch_data(char *data, size_t size, size_t n, void *arg)
 	struct kube_stream *st = arg;
 	size_t took = mr_kube_body_write(&st->body, data, size * n);
 
+	st->got_data = 1;
 	if (st->answered)
 		mr_kube_watch_lines(st);
 	return took;
@@ -163,7 +169,7 @@ static void start(struct kube_stream *st, uint64_t now_ms)
 	if (st->phase == PHASE_WATCH && !st->resource_version)
 		st->phase = PHASE_LIST;
 	q = query_of(st);
-	st->answered = st->gone = st->failed = 0;
+	st->answered = st->got_data = st->gone = st->failed = 0;
 	st->easy = q ? mr_kube_easy(k, q, &st->headers, st->curl_err,
 				    st->phase == PHASE_LIST ? on_list_data : on_watch_data, st)
 		     : NULL;
@@ -261,8 +267,11 @@ static void finished(struct kube_stream *st, CURLcode rc, long http, uint64_t no
 	if (http == 410 || st->gone) {
 		relist(st, 1, now_ms);
 	} else if (rc == CURLE_OK && http == 200 && st->phase == PHASE_WATCH) {
+		/* Ended cleanly: watched again at once, unless it failed or
+		 * brought nothing (a server that ends every watch at once
+		 * would otherwise keep this thread busy). */
 		k->status.watch_drops++;
-		if (st->failed)
+		if (st->failed || !st->got_data)
 			wait_after_failure(st, PHASE_WATCH, now_ms);
 	} else if (rc != CURLE_OK && http == 200 && st->phase == PHASE_WATCH) {
 		k->status.watch_drops++;
