@@ -28,7 +28,7 @@ set(MR_SOURCES_http_server http_conn.c http_endpoint.c http_listener.c http_requ
 set(MR_SOURCES_transport transport.c transport_call.c transport_connectivity.c transport_credentials.c
     transport_messages.c transport_results.c transport_thread.c)
 set(MR_SOURCES_kube kube_body.c kube_changes.c kube_client.c kube_events.c kube_get.c kube_json.c kube_request.c
-    kube_store.c kube_thread.c kube_token.c kube_watch.c)
+    kube_store.c kube_thread.c kube_token.c kube_watch.c kube_watch_done.c)
 
 set(MR_RUNTIME_SOURCES)
 foreach(dir ${MR_SUBSYSTEMS})

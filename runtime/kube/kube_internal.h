@@ -192,7 +192,11 @@ int mr_kube_streams_init(struct mr_kube *k, const char *namespaces);
 void mr_kube_streams_free(struct mr_kube *k);
 /* Starts what is due; the milliseconds until the next is due (at most max_ms). */
 uint64_t mr_kube_streams_tick(struct mr_kube *k, uint64_t now_ms, uint64_t max_ms);
-/* A transfer of a stream ended. */
+/* Ends the stream's transfer and frees what it held. */
+void mr_kube_stream_end(struct kube_stream *st);
+/* The stream waits (the next backoff) before its next request, of phase. */
+void mr_kube_stream_wait(struct kube_stream *st, enum kube_phase phase, uint64_t now_ms);
+/* kube_watch_done.c: a transfer of a stream ended. */
 void mr_kube_stream_done(struct kube_stream *st, CURLcode rc);
 /* kube_events.c: a list page's items and a watch's event lines, into the
  * store (lock taken inside). A page: 0, or -EINVAL when it is no list. */

@@ -1,14 +1,14 @@
 /* kube_watch.c - one list+watch per resource kind and namespace, run by the
- * client's thread: list in pages of 500 (limit, continue), then watch from
- * the list's resourceVersion with bookmarks. 410 Gone (HTTP or an ERROR
- * event) lists again at once; a dropped watch or a failed request waits,
- * 0.5 s doubling up to 30 s, then watches again from the last version seen
- * (a watch too old for the server then answers 410). */
+ * client's thread: the streams, and their requests started when due, a
+ * list in pages of 500 (limit, continue) or a watch from the last
+ * resourceVersion seen, with bookmarks. What a finished request means is
+ * kube_watch_done.c's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "kube/kube_internal.h"
 
 #define WATCH_TIMEOUT_S 600
@@ -62,11 +62,13 @@ int mr_kube_streams_init(struct mr_kube *k, const char *namespaces)
 	return rc ?: add_stream(k, KUBE_SERVICE, "", 0);
 }
 
-static void end_transfer(struct kube_stream *st)
+void mr_kube_stream_end(struct kube_stream *st)
 {
 	if (!st->easy)
 		return;
-	curl_multi_remove_handle(st->k->multi, st->easy);
+	if (curl_multi_remove_handle(st->k->multi, st->easy) != CURLM_OK)
+		mr_log(MR_LEVEL_WARN, "kube",
+		       "libcurl kept a finished transfer: its memory is freed all the same");
 	mr_kube_easy_free(st->easy, st->headers);
 	st->easy = NULL;
 	st->headers = NULL;
@@ -76,7 +78,7 @@ static void end_transfer(struct kube_stream *st)
 void mr_kube_streams_free(struct mr_kube *k)
 {
 	for (uint32_t i = 0; i < k->nstreams; i++) {
-		end_transfer(&k->streams[i]);
+		mr_kube_stream_end(&k->streams[i]);
 		free(k->streams[i].path);
 		free(k->streams[i].resource_version);
 		free(k->streams[i].continue_token);
@@ -143,7 +145,7 @@ static char *query_of(const struct kube_stream *st)
 	return n < 0 ? NULL : q;
 }
 
-static void wait_after_failure(struct kube_stream *st, enum kube_phase phase, uint64_t now_ms)
+void mr_kube_stream_wait(struct kube_stream *st, enum kube_phase phase, uint64_t now_ms)
 {
 	st->backoff_ms = mr_kube_backoff(st->backoff_ms);
 	st->wake_at_ms = now_ms + st->backoff_ms;
@@ -183,7 +185,7 @@ static void start(struct kube_stream *st, uint64_t now_ms)
 	pthread_mutex_lock(&k->lock);
 	mr_kube_note_error(k, "cannot start a request for %s: out of memory", st->path);
 	pthread_mutex_unlock(&k->lock);
-	wait_after_failure(st, st->phase, now_ms);
+	mr_kube_stream_wait(st, st->phase, now_ms);
 }
 
 uint64_t mr_kube_streams_tick(struct mr_kube *k, uint64_t now_ms, uint64_t max_ms)
@@ -202,106 +204,4 @@ uint64_t mr_kube_streams_tick(struct mr_kube *k, uint64_t now_ms, uint64_t max_m
 		start(st, now_ms);
 	}
 	return next;
-}
-
-/* Every stream of kind has a full list in: SYNCED, once. */
-static void note_synced(struct mr_kube *k, uint32_t kind)
-{
-	for (uint32_t i = 0; i < k->nstreams; i++)
-		if (k->streams[i].kind == kind && !k->streams[i].listed)
-			return;
-	if (mr_kube_store_synced(&k->store, kind) != 0)
-		mr_kube_note_error(k, "out of memory");
-}
-
-/* A list page came in whole, lock not held. */
-static void page_done(struct kube_stream *st, uint64_t now_ms)
-{
-	struct mr_kube *k = st->k;
-	int rc = mr_kube_list_page(st);
-
-	pthread_mutex_lock(&k->lock);
-	k->status.connected = 1;
-	if (rc != 0) {
-		mr_kube_note_error(k, "list of %s: %s", st->path,
-				   rc == -ENOMEM ? "out of memory" : "the answer is not a list");
-		st->generation++;
-		free(st->continue_token);
-		st->continue_token = NULL;
-		wait_after_failure(st, PHASE_LIST, now_ms);
-	} else if (!st->continue_token) {
-		if (mr_kube_store_sweep(&k->store, st->index, st->generation) != 0)
-			mr_kube_note_error(k, "list of %s: out of memory", st->path);
-		st->listed = 1;
-		st->generation++;
-		k->status.lists++;
-		note_synced(k, st->kind);
-		st->backoff_ms = 0;
-		st->phase = PHASE_WATCH;
-	}
-	pthread_mutex_unlock(&k->lock);
-}
-
-/* The list starts again from its first page, at once (410) or later. */
-static void relist(struct kube_stream *st, int gone, uint64_t now_ms)
-{
-	free(st->continue_token);
-	st->continue_token = NULL;
-	free(st->resource_version);
-	st->resource_version = NULL;
-	st->generation++;
-	st->phase = PHASE_LIST;
-	if (gone)
-		st->k->status.relists_gone++;
-	else
-		wait_after_failure(st, PHASE_LIST, now_ms);
-}
-
-/* What a finished transfer means, lock held. */
-static void finished(struct kube_stream *st, CURLcode rc, long http, uint64_t now_ms)
-{
-	struct mr_kube *k = st->k;
-	char why[256];
-
-	k->status.connected = rc == CURLE_OK || st->answered;
-	if (http == 410 || st->gone) {
-		relist(st, 1, now_ms);
-	} else if (rc == CURLE_OK && http == 200 && st->phase == PHASE_WATCH) {
-		/* Ended cleanly: watched again at once, unless it failed or
-		 * brought nothing (a server that ends every watch at once
-		 * would otherwise keep this thread busy). */
-		k->status.watch_drops++;
-		if (st->failed || !st->got_data)
-			wait_after_failure(st, PHASE_WATCH, now_ms);
-	} else if (rc != CURLE_OK && http == 200 && st->phase == PHASE_WATCH) {
-		k->status.watch_drops++;
-		wait_after_failure(st, PHASE_WATCH, now_ms);
-	} else {
-		mr_kube_failure(why, sizeof(why), rc, http, st->curl_err, &st->body);
-		mr_kube_note_error(k, "%s of %s: %s", st->phase == PHASE_LIST ? "list" : "watch", st->path,
-				   why);
-		if (http == 401)
-			mr_kube_token_refresh(k, 1);
-		if (st->phase == PHASE_LIST)
-			relist(st, 0, now_ms);
-		else
-			wait_after_failure(st, PHASE_WATCH, now_ms);
-	}
-}
-
-void mr_kube_stream_done(struct kube_stream *st, CURLcode rc)
-{
-	uint64_t now_ms = mr_kube_now_ms();
-	long http = 0;
-
-	if (curl_easy_getinfo(st->easy, CURLINFO_RESPONSE_CODE, &http) != CURLE_OK)
-		http = 0;
-	if (rc == CURLE_OK && http == 200 && st->phase == PHASE_LIST) {
-		page_done(st, now_ms);
-	} else {
-		pthread_mutex_lock(&st->k->lock);
-		finished(st, rc, http, now_ms);
-		pthread_mutex_unlock(&st->k->lock);
-	}
-	end_transfer(st);
 }
