@@ -10,6 +10,7 @@ packages=(
   libyaml-0-2 libyaml-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libevent-dev libgrpc-dev protobuf-compiler-grpc
+  libcurl4-openssl-dev libjson-c-dev
   python3-grpcio python3-protobuf
   golang-go linux-perf libc6-dbg time util-linux libxml2-utils curl openssl
   clang-format lua-check
