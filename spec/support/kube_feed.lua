@@ -1,5 +1,5 @@
 -- kube_feed.lua - a fake of the Kubernetes client's feed
--- (lua/moonrover/kube/client.lua: changes() and get(path)) for unit specs:
+-- (moonrover.kube.client: changes() and get(path)) for unit specs:
 -- records pushed are what the next changes() yields, and objects put by API
 -- path are answered by get() only once released (before that, "pending", as
 -- the client answers while its GET is under way).
