@@ -68,7 +68,8 @@ describe("kube access", function()
 
   it("reads ~/.kube/config with inline certificates", function()
     kubeconfig("/home/u/.kube/config", { current = "dev",
-      clusters = "- name: c1\n  cluster:\n    server: https://10.0.0.1:6443\n    certificate-authority-data: " .. b64(CA),
+      clusters = "- name: c1\n  cluster:\n    server: https://10.0.0.1:6443\n    certificate-authority-data: "
+        .. b64(CA),
       users = "- name: u1\n  user:\n    client-certificate-data: " .. b64(CERT) .. "\n    client-key-data: "
         .. b64(KEY) })
     assert.same({ server = "https://10.0.0.1:6443", ca_pem = CA, cert_pem = CERT, key_pem = KEY },
@@ -90,7 +91,8 @@ describe("kube access", function()
 
   it("takes the first KUBECONFIG file with a current context, and names from the first file that has them", function()
     kubeconfig("/a/config", { contexts = "- name: dev\n  context:\n    cluster: c1\n    user: u1",
-      clusters = "- name: c1\n  cluster:\n    server: https://first:6443", users = "- name: u1\n  user:\n    token: a" })
+      clusters = "- name: c1\n  cluster:\n    server: https://first:6443",
+      users = "- name: u1\n  user:\n    token: a" })
     kubeconfig("/b/config", { current = "dev", clusters = "- name: c1\n  cluster:\n    server: https://second:6443",
       users = "- name: u1\n  user:\n    token: b" })
     kubeconfig("/c/config", { current = "other" })
@@ -108,7 +110,8 @@ describe("kube access", function()
   it("refuses exec plugins, auth-providers, passwords and unverified TLS, each in one line", function()
     local cases = {
       { users = "- name: u1\n  user:\n    exec:\n      command: aws", want = 'user "u1" authenticates with an exec '
-        .. "plugin (exec), which moonrover does not run: give it a token, a tokenFile or a client certificate and key" },
+        .. "plugin (exec), which moonrover does not run: give it a token, a tokenFile or a client certificate "
+        .. "and key" },
       { users = "- name: u1\n  user:\n    auth-provider:\n      name: gcp", want = "an auth-provider (auth-provider)" },
       { users = "- name: u1\n  user:\n    username: a\n    password: b", want = "a password (password)" },
       { clusters = "- name: c1\n  cluster:\n    server: https://k\n    insecure-skip-tls-verify: true",
@@ -116,7 +119,8 @@ describe("kube access", function()
       { clusters = "- name: c1\n  cluster:\n    certificate-authority: ca.crt", want = 'cluster "c1" has no server' },
       { users = "- name: u1\n  user:\n    client-certificate-data: " .. b64(CERT),
         want = 'user "u1" has a client certificate but no key' },
-      { users = "- name: u1\n  user:\n    client-key: nope.key", want = 'user "u1" client-key: cannot open /k/nope.key' },
+      { users = "- name: u1\n  user:\n    client-key: nope.key",
+        want = 'user "u1" client-key: cannot open /k/nope.key' },
       { users = "- name: u2\n  user:\n    token: x", want = 'context "dev" names user "u1", which the kubeconfig does '
         .. "not have (/k/config)" },
       { current = "prod", want = 'the kubeconfig\'s current-context "prod" is not among its contexts (/k/config)' },
