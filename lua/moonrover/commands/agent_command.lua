@@ -225,7 +225,7 @@ function _M.run(values, given, start)
     c.config_text, c.config_name = keep[7], keep[8]
   end
   if kube then
-    c.kube = kube.ptr
+    c.kube = kube.k
   end
   local ok, err = (start or run_agent)(c)
   if kube then
