@@ -103,7 +103,12 @@ function Index:put_pod(type, pod)
   self:notify(old and type == "ADDED" and "MODIFIED" or type, pod)
 end
 
-function Index:put_service(svc)
+-- Services are of the whole cluster, and each script state that asks keeps
+-- its own index: only what service_name reads is kept of each.
+function Index:put_service(obj)
+  local md = obj.metadata or {}
+  local svc = { metadata = { name = md.name, namespace = md.namespace, uid = md.uid },
+    spec = { selector = (obj.spec or {}).selector } }
   local ns = namespace_of(svc)
   local in_ns = self.services[ns]
   if not in_ns then
