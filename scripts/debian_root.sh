@@ -10,8 +10,15 @@ deb=$1
 dir=$2
 . /etc/os-release
 suite=$VERSION_CODENAME
-mirror=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 'Created-By: Packages' 'Origin: Debian' |
-  awk -v s="$suite" '$1 == s { print $2; exit }')
+# The source of the release whose Release file says Origin: Debian; before
+# any `apt-get update` (no Release files yet), the first source of the
+# release in apt's configuration.
+first_source() {
+  apt-get indextargets "$@" --format '$(RELEASE) $(REPO_URI)' 'Created-By: Packages' |
+    awk -v s="$suite" '$1 == s { print $2; exit }'
+}
+mirror=$(first_source 'Origin: Debian')
+[ -n "$mirror" ] || mirror=$(first_source --no-release-info)
 [ -n "$mirror" ] || { echo "debian_root: no Debian source for $suite in apt's configuration" >&2; exit 1; }
 # Depends of the package, names only: "libc6 (>= 2.36), a | b" -> "libc6,a".
 depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' | grep . | sort |
