@@ -4,7 +4,7 @@
 -- ConfigMap being configs/rover_configs.yaml), then kubectl's own reading of
 -- them, offline: `kubectl kustomize` and `kubectl create --dry-run=client`.
 local lyaml = require("lyaml")
-local discovery = require("support.kube_discovery")
+local discovery = require("support.kubectl_offline")
 local e2e = require("support.e2e")
 local files = require("support.files")
 

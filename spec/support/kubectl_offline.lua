@@ -1,4 +1,4 @@
--- kube_discovery.lua - kubectl without a cluster: the API discovery documents
+-- kubectl_offline.lua - kubectl without a cluster: the API discovery documents
 -- kubectl caches (APIGroupList, and one APIResourceList per group version, as
 -- an API server serves them at /api and /apis), written into a --cache-dir for
 -- a server that is never reached. kubectl then maps kinds to resources from
