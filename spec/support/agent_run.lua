@@ -34,10 +34,12 @@ end
 
 -- Starts the agent with its files in dir and scripts as --scripts; extra:
 -- more options (shell words); env: optional NAME=value words for its
--- environment. Without a --network option the agent runs without the network
--- tracer: the machine's traffic (other specs at the same time) must not
--- change the memory and the scripts of specs about something else.
-function _M.start(dir, scripts, extra, env)
+-- environment; prefix: optional shell words the agent's command line is
+-- given to (a wrapper that execs it, so that the pid stays). Without a
+-- --network option the agent runs without the network tracer: the
+-- machine's traffic (other specs at the same time) must not change the
+-- memory and the scripts of specs about something else.
+function _M.start(dir, scripts, extra, env, prefix)
   extra = extra or ""
   if not extra:find("--network", 1, true) then
     extra = extra .. " --network off"
@@ -45,9 +47,9 @@ function _M.start(dir, scripts, extra, env)
   local self = setmetatable({ dir = dir, log = dir .. "/agent.log", pid_file = dir .. "/agent.pid",
     exit_file = dir .. "/agent.exit" }, Agent)
   local cmd = string.format(
-    "(%s%s agent --http 127.0.0.1:0 --pid-file %s --scripts %s %s >%s 2>&1; echo $? >%s) >/dev/null 2>&1 &",
-    env and "env " .. env .. " " or "", e2e.quote(e2e.bin), e2e.quote(self.pid_file), e2e.quote(scripts), extra or "",
-    e2e.quote(self.log), e2e.quote(self.exit_file))
+    "(%s%s%s agent --http 127.0.0.1:0 --pid-file %s --scripts %s %s >%s 2>&1; echo $? >%s) >/dev/null 2>&1 &",
+    env and "env " .. env .. " " or "", prefix and prefix .. " " or "", e2e.quote(e2e.bin),
+    e2e.quote(self.pid_file), e2e.quote(scripts), extra or "", e2e.quote(self.log), e2e.quote(self.exit_file))
   os.execute(cmd)
   self.pid = _M.wait_for(function() return tonumber(e2e.read_all(self.pid_file) or "") end)
   self.port = _M.wait_for(function()
