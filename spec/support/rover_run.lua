@@ -23,17 +23,20 @@ end
 
 -- Writes dir/rover.yaml from config, each <name> in it replaced by
 -- values[name], and scripts (file name -> text) into dir/scripts; starts the
--- agent on them with the --config option and extra (more shell words).
--- Returns the agent, having checked that it serves HTTP (an agent that does
--- not is stopped before the check fails, so that no case leaves one behind).
-function _M.start_agent(dir, config, values, extra, scripts)
+-- agent on them with the --config option and extra (more shell words);
+-- how (optional): env and bin as agent_run.start takes them. Returns
+-- the agent, having checked that it serves HTTP (an agent that does not is
+-- stopped before the check fails, so that no case leaves one behind).
+function _M.start_agent(dir, config, values, extra, scripts, how)
   local cfg = dir .. "/rover.yaml"
   write(cfg, (config:gsub("<(%w+)>", values)))
   os.execute("mkdir -p " .. e2e.quote(dir .. "/scripts"))
   for name, text in pairs(scripts or {}) do
     write(dir .. "/scripts/" .. name, text)
   end
-  local agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg) .. " " .. (extra or ""))
+  how = how or {}
+  local agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(cfg) .. " " .. (extra or ""),
+    how.env, how.bin)
   if not agent.port then
     local log = agent:log_text()
     agent:stop()

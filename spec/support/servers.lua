@@ -88,8 +88,9 @@ Service.__index = Service
 
 -- A cgroup at path (below the v2 hierarchy's root, made with the
 -- directories above it), which the tracer names by that path (its id);
--- remove() removes it, then made: the directories above made for it alone.
-local function cgroup(path, made)
+-- remove() removes it, then made: the directories above made for it alone,
+-- deepest first.
+function _M.cgroup(path, made)
   local root = _M.cgroup_root()
   local self = setmetatable({ path = root .. path, id = path, made = {} }, Service)
   for i, dir in ipairs(made) do
@@ -109,7 +110,7 @@ end
 -- container_id the tracer gives its processes.
 function _M.service(dir, name)
   local unit = case_name(dir, name) .. ".service"
-  return cgroup("/system.slice/" .. unit, {})
+  return _M.cgroup("/system.slice/" .. unit, {})
 end
 
 -- A cgroup of no layout the tracer knows for dir's case,
@@ -117,7 +118,7 @@ end
 -- path (service.id).
 function _M.unknown_cgroup(dir, name)
   local top = "/" .. case_name(dir, name)
-  return cgroup(top .. "/app", { top })
+  return _M.cgroup(top .. "/app", { top })
 end
 
 -- A shell command that runs cmd (shell words) in the service from its first
