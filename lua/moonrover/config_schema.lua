@@ -29,7 +29,7 @@
 -- sizes), nonempty (strings) and values (enum: the accepted words, compared
 -- without regard to case).
 local C = require("moonrover.consts")
-local template = require("moonrover.rover.template")
+local host_template = require("moonrover.rover.host_template")
 
 local _M = {}
 
@@ -127,7 +127,7 @@ local function check_rule(rule, at, report, env)
   end
   for _, k in ipairs(RULE_TEMPLATES) do
     if rule[k] and rule[k] ~= "" then
-      local ok, why = template.compile(rule[k])
+      local ok, why = host_template.compile(rule[k])
       if not ok then
         report(at .. "." .. k, rule[k], "a naming template (" .. why .. ")")
       end

@@ -270,7 +270,7 @@ describe("config.load_text checks every key", function()
       'rover.yaml: process_discovery.scanner.regex[2].match_cmd is "java (": expected a POSIX extended regular '
         .. "expression (parentheses not balanced)",
       'rover.yaml: process_discovery.scanner.regex[2].process_name is "{{.Process.Nope}}": expected a naming '
-        .. "template (unknown placeholder {{.Process.Nope}})",
+        .. "template (1:3: unknown field .Process.Nope)",
     }, lines)
   end)
 

@@ -25,7 +25,7 @@
 --               instance_name = tpl, process_name = tpl, labels = "a,b" }, ... }
 --     match_cmd and service_name are required; layer defaults to OS_LINUX,
 --     instance_name to {{.Rover.HostIPV4 "en0"}}, process_name to
---     {{.Process.ExeName}}, labels to none (templates: template.lua).
+--     {{.Process.ExeName}}, labels to none (templates: host_template.lua).
 --   instance_id = the agent's UUID;  cluster_name = "" or a cluster name
 --   namer = optional function(ctx) -> entity, nil or false: an entity
 --     { layer, serviceName, instanceName, processName, labels = {...} } names
@@ -41,7 +41,7 @@
 --   properties = { host_ip, pid, command_line, support_ebpf_profiling ("true"
 --   or "false"), container_id (when in a container) } } (all values strings).
 local container_id = require("moonrover.rover.container_id")
-local template = require("moonrover.rover.template")
+local host_template = require("moonrover.rover.host_template")
 
 local _M = {}
 local mt = { __index = _M }
@@ -109,13 +109,13 @@ local function compile_rule(rule, i, sys)
   if type(layer) ~= "string" or layer == "" then
     return fail("layer", "missing")
   end
-  local compiled = { matcher = matcher, layer = layer, labels = split_labels(rule.labels) }
+  local compiled = { index = i, matcher = matcher, layer = layer, labels = split_labels(rule.labels) }
   for _, field in ipairs(TEMPLATES) do
-    local fn, terr = template.compile(rule[field] or DEFAULTS[field])
-    if not fn then
+    local tpl, terr = host_template.compile(rule[field] or DEFAULTS[field])
+    if not tpl then
       return fail(field, terr)
     end
-    compiled[field] = fn
+    compiled[field] = tpl
   end
   return compiled
 end
@@ -198,12 +198,21 @@ local function matching_rule(self, cmdline)
   return nil
 end
 
+-- The entity a rule gives, or nil and the problem naming the template that failed.
 local function rule_entity(rule, ctx)
+  local names = {}
+  for _, field in ipairs(TEMPLATES) do
+    local text, err = rule[field]:render(ctx)
+    if not text then
+      return nil, string.format("pid %d: process_discovery rule %d: %s: %s", ctx.process.pid, rule.index, field, err)
+    end
+    names[field] = text
+  end
   return {
     layer = rule.layer,
-    serviceName = rule.service_name(ctx),
-    instanceName = rule.instance_name(ctx),
-    processName = rule.process_name(ctx),
+    serviceName = names.service_name,
+    instanceName = names.instance_name,
+    processName = names.process_name,
     labels = { unpack(rule.labels) },
   }
 end
@@ -247,7 +256,10 @@ local function name_process(self, ctx, rule)
       return entity
     end
   end
-  return rule and rule_entity(rule, ctx)
+  if rule then
+    return rule_entity(rule, ctx)
+  end
+  return nil
 end
 
 -- Drops entities with empty names; prefixes the cluster name to the service
