@@ -18,7 +18,8 @@
 -- Fields (optional) describe the data so that a misspelt field or a wrong
 -- number of arguments is a compile error: a table of member name -> spec,
 -- spec = number of arguments (the value is a string, number or bool) or
--- { args = n, fields = table } (the value is an object with those members).
+-- { args = n, fields = table } (the value is an object with those members)
+-- or { args = { fewest, most } } (a method taking either).
 local parse = require("moonrover.lib.go_template_parse")
 
 local _M = {}
@@ -84,9 +85,14 @@ local function check_operand(c, op, nargs)
       fail(op.at, "unknown field %s", path)
     end
     local want = type(spec) == "number" and spec or spec.args
+    local fewest, most = want, want
+    if type(want) == "table" then
+      fewest, most = want[1], want[2]
+    end
     local given = i == #op.names and nargs or 0
-    if want ~= given then
-      fail(op.at, "%s takes %s, not %d", path, plural(want), given)
+    if given < fewest or given > most then
+      local range = fewest == most and plural(fewest) or string.format("%d to %d arguments", fewest, most)
+      fail(op.at, "%s takes %s, not %d", path, range, given)
     end
     t = type(spec) == "table" and spec.fields or "value"
   end

@@ -7,7 +7,8 @@
 --   names:    .Rover (InstanceID, HostIPV4 "if", HostIPV6 "if", HostName)
 --             .Process (ExeFilePath, ExeName, CommandLine, Pid, WorkDir,
 --                       ExeNameInCommandLine)
---             .Pod (Name, Namespace, Node, LabelValue "k1,k2" "default",
+--             .Pod (Name, Namespace, Node, LabelValue "k1,k2" "default" (or
+--                   without a default, as before Rover 0.6),
 --                   ServiceName, FindContainer "c", OwnerName "Kind1,Kind2")
 --             .Container (Name, ID, EnvValue "A,B")
 -- As in Rover, a filter has no .Rover and a name template none of the
@@ -27,7 +28,7 @@ local host_template = require("moonrover.rover.host_template")
 local _M = {}
 
 local CONTAINER_FIELDS = { Name = 0, ID = 0, EnvValue = 1 }
-local POD_FIELDS = { Name = 0, Namespace = 0, Node = 0, LabelValue = 2, ServiceName = 0,
+local POD_FIELDS = { Name = 0, Namespace = 0, Node = 0, LabelValue = { args = { 1, 2 } }, ServiceName = 0,
   FindContainer = { args = 1, fields = CONTAINER_FIELDS }, OwnerName = 1 }
 local JUDGMENT_FIELDS = { HasContainer = 1, LabelSelector = 1, HasServiceName = 0, HasOwnerName = 1 }
 for k, v in pairs(POD_FIELDS) do
@@ -192,12 +193,23 @@ local function pod_object(ctx, judgment)
     Name = function() return meta.name or "" end,
     Namespace = function() return meta.namespace or "" end,
     Node = function() return pod.spec and pod.spec.nodeName or "" end,
+    -- Rover before 0.6 had no default: no label was an error.
     LabelValue = function(_, names, default)
       local labels = labels_of(pod)
-      for _, name in ipairs(split(names)) do
+      local wanted = split(names)
+      for _, name in ipairs(wanted) do
         if (labels[name] or "") ~= "" then
           return labels[name]
         end
+      end
+      if default == nil then
+        local actual = {}
+        for k in pairs(labels) do
+          actual[#actual + 1] = k
+        end
+        table.sort(actual)
+        return nil, string.format("could not found matches label, want names: %s, actual names: %s", go_list(wanted),
+          go_list(actual))
       end
       return default
     end,

@@ -1,7 +1,7 @@
 -- Specs for go_template.lua: the Go text/template subset of Rover's process naming.
 local go_template = require("moonrover.lib.go_template")
 
-local CONTAINER = { Name = 0, EnvValue = 1 }
+local CONTAINER = { Name = 0, EnvValue = 1, Env = { args = { 0, 1 } } }
 local FIELDS = {
   Pod = { args = 0, fields = { Name = 0, Namespace = 0, LabelValue = 2, HasContainer = 1,
     FindContainer = { args = 1, fields = CONTAINER } } },
@@ -45,6 +45,7 @@ local data = {
   Process = { Pid = function() return 4242 end, ExeName = function() return "envoy" end },
   Container = container("app", { PORT = "8080" }),
 }
+data.Container.Env = function(_, key) return key or "all" end
 
 local function render(text)
   local tpl = assert(go_template.compile(text, { name = "t", fields = FIELDS }))
@@ -185,6 +186,8 @@ describe("go_template compile errors", function()
     assert.equal("t:1:3: eq takes at least 2 arguments, not 1", compile_error("{{eq 1}}"))
     assert.equal("t:1:8: not takes 1 argument, not 0", compile_error("{{and (not)}}"))
     assert.is_truthy(go_template.compile('{{"a" | eq "a"}}'))
+    assert.equal("all PORT", render('{{.Container.Env}} {{.Container.Env "PORT"}}'))
+    assert.equal("t:1:3: .Container.Env takes 0 to 1 arguments, not 2", compile_error('{{.Container.Env "a" "b"}}'))
   end)
 
   it("refuses arguments to what is not a function", function()
