@@ -27,7 +27,9 @@
 -- full report fails, the next heartbeat repeats it. new_call() reports the
 -- processes found since the last call at once, without waiting for the
 -- heartbeat, so that tasks and policies reach a new process within seconds
--- (Rover waits for the heartbeat); each is in one such call at most.
+-- (Rover waits for the heartbeat); each is in one such call at most, and the
+-- next heartbeat leaves it to that call's answer (it reports it at the one
+-- after when the answer gave it no id, and at the next when the call failed).
 --
 -- Processes are those of process_finder.lua and kube_finder.lua; one is the
 -- same process across scans while its pid, start time and entity stay the same.
@@ -145,7 +147,10 @@ local function partition(self, full)
   local report, alive = {}, {}
   for _, entry in pairs(self.entries) do
     local list = (full or not entry.id) and report or alive
-    list[#list + 1] = entry.process
+    if full or entry.id or not entry.fresh then
+      list[#list + 1] = entry.process
+    end
+    entry.fresh = nil
   end
   table.sort(report, by_pid)
   table.sort(alive, by_pid)
@@ -187,18 +192,19 @@ end
 
 -- A reportProcesses call for the processes that were never sent, or nil.
 function _M:new_call()
-  local report = {}
+  local report, entries = {}, {}
   for _, entry in pairs(self.entries) do
     if not entry.sent and not entry.id then
-      entry.sent = true
-      report[#report + 1] = entry.process
+      entry.sent, entry.fresh = true, true
+      report[#report + 1], entries[#entries + 1] = entry.process, entry
     end
   end
   if #report == 0 then
     return nil
   end
   table.sort(report, by_pid)
-  return { rpc = "reportProcesses", full = false, message = message(report, report_item, self.agent_id) }
+  return { rpc = "reportProcesses", full = false, entries = entries,
+    message = message(report, report_item, self.agent_id) }
 end
 
 local function echoed(item)
@@ -236,6 +242,9 @@ function _M:on_report_failed(call)
   local full = self.last_full
   if call then
     full = call.full
+    for _, entry in ipairs(call.entries or {}) do
+      entry.fresh = nil
+    end
   end
   if full then
     self.until_full = 1

@@ -94,11 +94,25 @@ describe("process_reporter", function()
     assert.same({ 420, 500 }, reported_pids(call))
     assert.is_nil(r:new_call())
     r:on_report_response(downstream({ redis, "id-redis" }))
-    r:on_report_failed(call)
-    -- The heartbeat reports what has no id yet, the others are kept alive.
+    -- The next heartbeat leaves the new processes to that call's answer,
+    -- which gave app no id: the one after reports it again.
     local calls = r:next_calls()
     assert.same({ "reportProcesses", "keepAlive" }, rpcs(calls))
-    assert.same({ 310, 500 }, reported_pids(calls[1]))
+    assert.same({ 310 }, reported_pids(calls[1]))
+    assert.same({ 310, 500 }, reported_pids(r:next_calls()[1]))
+  end)
+
+  it("reports again at the next heartbeat what a failed report of new processes held", function()
+    local r = new(3)
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    r:update({ nginx, redis })
+    r:on_report_failed(r:new_call())
+    -- Not a full report: only redis again.
+    local calls = r:next_calls()
+    assert.same({ "reportProcesses", "keepAlive" }, rpcs(calls))
+    assert.same({ 420 }, reported_pids(calls[1]))
   end)
 
   it("sends nothing when there are no processes", function()
