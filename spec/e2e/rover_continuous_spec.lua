@@ -25,6 +25,8 @@ core:
     addr: 127.0.0.1:<port>
 process_discovery:
   heartbeat_period: <heartbeat>s
+  kubernetes:
+    active: false
   scanner:
     regex:
       - match_cmd: "<match>"

@@ -36,6 +36,8 @@ core:
     addr: 127.0.0.1:<port>
 process_discovery:
   heartbeat_period: <heartbeat>s
+  kubernetes:
+    active: false
   scanner:
     regex:
       - match_cmd: "^/usr/sbin/nginx -c <dir>/nginx[.]conf"

@@ -39,6 +39,8 @@ core:
 <backend>
 process_discovery:
   heartbeat_period: <heartbeat>s
+  kubernetes:
+    active: false
   properties_report_period: 3
   scanner:
     regex:

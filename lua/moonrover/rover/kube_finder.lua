@@ -17,7 +17,9 @@
 --
 -- finder:scan() gives every matching process, finder:scan(pids) only those
 -- of pids; both return a list of processes as process_finder.lua's (one per
--- entity: a process may have several) and the problems to log. Each has
+-- entity: a process may have several), the problems to log, and the pids
+-- worth another look soon: in a container the index does not know (yet), or
+-- waiting for an owner. Each process has
 -- kind = "kubernetes" and Rover's properties: host_ip, container_ip,
 -- container_name, pod_name, pid, command_line, support_ebpf_profiling.
 -- A process whose names need an owner still being fetched is left out and
@@ -145,16 +147,20 @@ local function process_name(comm, cmdline)
   return name:sub(1, #comm) == comm and name or first
 end
 
--- The ctx of pid in a container the index knows, or nil.
+-- The ctx of pid in a container the index knows, or nil (and true when
+-- the process is in a container the index does not know).
 local function read_context(self, pid, rover)
   local sys = self.sys
   local cgroup = sys.read(pid, "cgroup")
   local id = cgroup and container_id.from_cgroup(cgroup)
-  local pod, status
-  if id then
-    pod, status = self.index:container(id)
+  if not id then
+    return nil
   end
-  local spec = pod and kube_template.spec_of(pod, status.name)
+  local pod, status = self.index:container(id)
+  if not pod then
+    return nil, true
+  end
+  local spec = kube_template.spec_of(pod, status.name)
   if not spec then
     return nil
   end
@@ -253,7 +259,8 @@ local function record(self, ctx, e, start_ns)
   }
 end
 
--- The processes of pids (every live one when nil) and the problems not told before.
+-- The processes of pids (every live one when nil), the problems not told
+-- before, and the pids to look at again.
 function _M:scan(pids)
   local sys, problems, told = self.sys, {}, {}
   local full = pids == nil
@@ -264,10 +271,15 @@ function _M:scan(pids)
   end
   local rover = { instance_id = self.instance_id, host_ip = sys.host_ip(), host_name = sys.hostname(),
     ipv6 = sys.host_ipv6 }
-  local self_pid, result, matched, pending = sys.self_pid(), {}, 0, 0
+  local self_pid, result, waiting, matched, pending = sys.self_pid(), {}, {}, 0, 0
   for _, pid in ipairs(pids or {}) do
-    local ctx = pid ~= self_pid and read_context(self, pid, rover)
-    if ctx then
+    local ctx, unknown
+    if pid ~= self_pid then
+      ctx, unknown = read_context(self, pid, rover)
+    end
+    if unknown then
+      waiting[#waiting + 1] = pid
+    elseif ctx then
       local list, problem = entities(self, ctx)
       if list then
         matched = matched + 1
@@ -282,6 +294,7 @@ function _M:scan(pids)
         end
       else
         pending = pending + 1
+        waiting[#waiting + 1] = pid
       end
     end
   end
@@ -293,7 +306,7 @@ function _M:scan(pids)
       self.told[problem] = true
     end
   end
-  return result, problems
+  return result, problems, waiting
 end
 
 return _M
