@@ -88,7 +88,8 @@ local function container(spec, status)
   }
 end
 
--- The spec container and status of each container with both, as Rover pairs them.
+-- The pod's spec container named name, or nil: only spec.containers, since
+-- Rover pairs a status with those alone (not init or ephemeral containers).
 local function spec_of(pod, name)
   for _, c in ipairs(pod.spec and pod.spec.containers or {}) do
     if c.name == name then
@@ -98,6 +99,7 @@ local function spec_of(pod, name)
   return nil
 end
 
+-- The containerStatuses entry of the container named name, or nil.
 local function status_of(pod, name)
   for _, s in ipairs(pod.status and pod.status.containerStatuses or {}) do
     if s.name == name then
