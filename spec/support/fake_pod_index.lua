@@ -7,6 +7,7 @@
 --     labels = { app = "cart" }, containers = { { name = "app", id = ("a"):rep(64) } } }))
 --   index:set_service(pod, "cart")                 -- what service_name(pod) gives
 --   index:set_owners(pod, { { kind = "ReplicaSet", name = "cart-7d9" } })  -- or "pending"
+--   index.listed = false                           -- what synced() gives (true at first)
 local _M = {}
 local mt = { __index = _M }
 
@@ -30,7 +31,7 @@ function _M.pod(opts)
 end
 
 function _M.new()
-  return setmetatable({ pods = {}, by_id = {}, services = {}, owner_lists = {}, listed = true }, mt)
+  return setmetatable({ pods = {}, by_id = {}, services = {}, owner_lists = {}, listed = true, updates = 0 }, mt)
 end
 
 function _M:add(pod)
@@ -47,6 +48,10 @@ end
 
 function _M:set_owners(pod, owners)
   self.owner_lists[pod] = owners
+end
+
+function _M:update()
+  self.updates = self.updates + 1
 end
 
 function _M:synced()

@@ -1,45 +1,14 @@
 -- Specs for kube_finder.lua: Rover's Kubernetes process discovery over a fake pod index.
 local config = require("moonrover.config")
 local fake_pod_index = require("support.fake_pod_index")
+local fake_proc_facts = require("support.fake_proc_facts")
 local finder = require("moonrover.rover.kube_finder")
 
 local ENVOY_ID, REVIEWS_ID, CART_ID, GONE_ID = ("a"):rep(64), ("b"):rep(64), ("c"):rep(64), ("d"):rep(64)
 
 local DEFAULTS = finder.analyzers(config.get(config.defaults(), "process_discovery.kubernetes.analyzers"))
 
-local function cgroup_v2(id)
-  return "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1f2e.slice/cri-containerd-"
-    .. id .. ".scope\n"
-end
-
-local function cgroup_v1(id)
-  return "12:pids:/kubepods/besteffort/pod1f2e/" .. id .. "\n11:cpu,cpuacct:/kubepods/besteffort/pod1f2e/" .. id
-    .. "\n"
-end
-
--- pid -> { cgroup, cmdline, comm, exe, cwd, start, symbols }
-local function fake_sys(procs)
-  local sys = {}
-  local function proc(pid) return procs[pid] or {} end
-  function sys.list_pids()
-    local pids = {}
-    for pid in pairs(procs) do
-      pids[#pids + 1] = pid
-    end
-    table.sort(pids)
-    return pids
-  end
-  function sys.read(pid, file) return proc(pid)[file] end
-  function sys.exe(pid) return proc(pid).exe end
-  function sys.cwd(pid) return proc(pid).cwd end
-  function sys.start_ns(pid) return proc(pid).start or 0 end
-  function sys.has_symbols(pid) return proc(pid).symbols ~= false end
-  function sys.host_ip() return "10.0.0.7" end
-  function sys.hostname() return "node-1" end
-  function sys.self_pid() return 1 end
-  function sys.host_ipv6(name) return name == "eth0" and "fd00::7" or nil end
-  return sys
-end
+local cgroup_v1, cgroup_v2, fake_sys = fake_proc_facts.cgroup_v1, fake_proc_facts.cgroup_v2, fake_proc_facts.sys
 
 local PROCS = {
   [1] = { cgroup = cgroup_v2(CART_ID), cmdline = "/usr/bin/moonrover agent", comm = "moonrover",
