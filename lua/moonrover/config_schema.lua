@@ -29,7 +29,8 @@
 -- sizes), nonempty (strings) and values (enum: the accepted words, compared
 -- without regard to case).
 local C = require("moonrover.consts")
-local template = require("moonrover.rover.template")
+local host_template = require("moonrover.rover.host_template")
+local kube_template = require("moonrover.rover.kube_template")
 
 local _M = {}
 
@@ -65,8 +66,6 @@ local POSITIVE = { min = 0.001 } -- durations: at least 1ms
 local AT_LEAST_ONE = { min = 1 }
 
 -- Why keys are read and checked but not acted on (see docs/rover-compatibility.md).
-local NO_KUBERNETES = "no Kubernetes discovery yet (moonrover names host processes: process_discovery.scanner.regex "
-  .. "or a process_naming.lua)"
 local NETWORK_OWN_TRACER = "NETWORK tasks run on moonrover's network tracer, which has its own buffers "
   .. "(agent.network_payload) and keeps the parsed head of a message, not its body"
 local NO_ACCESS_LOG = "no access log module yet"
@@ -127,7 +126,7 @@ local function check_rule(rule, at, report, env)
   end
   for _, k in ipairs(RULE_TEMPLATES) do
     if rule[k] and rule[k] ~= "" then
-      local ok, why = template.compile(rule[k])
+      local ok, why = host_template.compile(rule[k])
       if not ok then
         report(at .. "." .. k, rule[k], "a naming template (" .. why .. ")")
       end
@@ -143,6 +142,38 @@ local function check_scanner(scanner, path, report, env)
   end
   for i = 1, table.maxn(scanner.regex or {}) do
     check_rule(scanner.regex[i], string.format("%s.regex[%d]", path, i), report, env)
+  end
+end
+
+-- Rover compiles every analyzer's templates at start, active or not, and
+-- needs each filter and name: a broken one is named here, by its analyzer.
+local function check_analyzer(a, at, report)
+  for j = 1, table.maxn(a.filters or {}) do
+    local f, where = a.filters[j], string.format("%s.filters[%d]", at, j)
+    if (f or "") == "" then
+      report(where, f, "a filter expression (Rover's, without braces)")
+    else
+      local ok, why = kube_template.compile(f, "filter")
+      if not ok then
+        report(where, f, "a filter expression (" .. why .. ")")
+      end
+    end
+  end
+  for _, k in ipairs(RULE_TEMPLATES) do
+    if (a[k] or "") == "" then
+      report(at .. "." .. k, a[k], "a naming template")
+    else
+      local ok, why = kube_template.compile(a[k], "name")
+      if not ok then
+        report(at .. "." .. k, a[k], "a naming template (" .. why .. ")")
+      end
+    end
+  end
+end
+
+local function check_kubernetes(k, path, report)
+  for i = 1, table.maxn(k.analyzers or {}) do
+    check_analyzer(k.analyzers[i], string.format("%s.analyzers[%d]", path, i), report)
   end
 end
 
@@ -213,7 +244,7 @@ local kubernetes = map({
     process_name = str(nil),
     labels = csv(nil),
   }), { default = default_analyzers }),
-}, { unused = NO_KUBERNETES })
+}, { check = check_kubernetes })
 
 local process_discovery = map({
   heartbeat_period = duration("20s", { min = 1 }),

@@ -285,8 +285,8 @@ function Stub:summary()
   for _, r in ipairs(self:records()) do
     calls[r.rpc] = (calls[r.rpc] or 0) + 1
     for _, p in ipairs(r.rpc == "reportProcesses" and r.message.processes or {}) do
-      local host = p.hostProcess or {}
-      processes[tostring(host.pid) .. " " .. tostring((host.entity or {}).processName)] = true
+      local meta = p.hostProcess or p.k8sProcess or {}
+      processes[tostring(meta.pid) .. " " .. tostring((meta.entity or {}).processName)] = true
     end
     if r.rpc == "collectProfilingData" and r.message.task then
       tasks[r.message.task.taskId] = true

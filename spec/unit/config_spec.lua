@@ -72,8 +72,10 @@ describe("config.load_text", function()
   end)
 
   it("replaces lists instead of merging them", function()
-    local cfg = load_ok("process_discovery:\n  kubernetes:\n    analyzers:\n      - layer: GENERAL\n")
-    assert.same({ { layer = "GENERAL" } }, cfg.process_discovery.kubernetes.analyzers)
+    local cfg = load_ok("process_discovery:\n  kubernetes:\n    analyzers:\n      - layer: GENERAL\n"
+      .. "        service_name: s\n        instance_name: i\n        process_name: p\n")
+    assert.same({ { layer = "GENERAL", service_name = "s", instance_name = "i", process_name = "p" } },
+      cfg.process_discovery.kubernetes.analyzers)
     assert.same("true", cfg.process_discovery.kubernetes.active)
   end)
 
@@ -155,9 +157,11 @@ describe("config.load_text environment overrides", function()
 
   it("applies to strings inside lists and mappings in lists", function()
     local cfg = load_ok("process_discovery:\n  kubernetes:\n    analyzers:\n"
-      .. "      - filters: [ '${A:x}', \"${C:three}\" ]\n"
-      .. "        layer: ${B:GENERAL}\n", { A = "env-a" })
-    assert.same({ { filters = { "env-a", "three" }, layer = "GENERAL" } }, cfg.process_discovery.kubernetes.analyzers)
+      .. "      - filters: [ '${A:x}', \"${C:true}\" ]\n"
+      .. "        layer: ${B:GENERAL}\n        service_name: s\n        instance_name: i\n        process_name: p\n",
+      { A = ".Pod.HasServiceName" })
+    assert.same({ { filters = { ".Pod.HasServiceName", "true" }, layer = "GENERAL", service_name = "s",
+      instance_name = "i", process_name = "p" } }, cfg.process_discovery.kubernetes.analyzers)
   end)
 
   it("looks variables up with os.getenv by default", function()
@@ -270,7 +274,23 @@ describe("config.load_text checks every key", function()
       'rover.yaml: process_discovery.scanner.regex[2].match_cmd is "java (": expected a POSIX extended regular '
         .. "expression (parentheses not balanced)",
       'rover.yaml: process_discovery.scanner.regex[2].process_name is "{{.Process.Nope}}": expected a naming '
-        .. "template (unknown placeholder {{.Process.Nope}})",
+        .. "template (1:3: unknown field .Process.Nope)",
+    }, lines)
+  end)
+
+  it("compiles every Kubernetes analyzer's filters and names, naming the analyzer", function()
+    local lines = problems("process_discovery:\n  kubernetes:\n    analyzers:\n"
+      .. "      - active: false\n        filters: ['eq .Container.Nam \"x\"', '']\n        layer: MESH\n"
+      .. "        service_name: '{{.Pod.ServiceName}}'\n        instance_name: '{{.Pod.HasServiceName}}'\n"
+      .. "        process_name: ''\n")
+    assert.same({
+      'rover.yaml: process_discovery.kubernetes.analyzers[1].filters[1] is "eq .Container.Nam \\"x\\"": expected a '
+        .. "filter expression (1:6: unknown field .Container.Nam)",
+      'rover.yaml: process_discovery.kubernetes.analyzers[1].filters[2] is "": expected a filter expression '
+        .. "(Rover's, without braces)",
+      'rover.yaml: process_discovery.kubernetes.analyzers[1].instance_name is "{{.Pod.HasServiceName}}": expected a '
+        .. "naming template (1:3: unknown field .Pod.HasServiceName)",
+      'rover.yaml: process_discovery.kubernetes.analyzers[1].process_name is "": expected a naming template',
     }, lines)
   end)
 
@@ -301,18 +321,15 @@ end)
 
 describe("the configs/rover_configs.yaml of every Rover release", function()
   local RELEASE_NOTICES = {
-    ["0.3"] = { "core.backend.check_period", "process_discovery.kubernetes",
-      "process_discovery.scanner.agent.process_status_refresh_period",
+    ["0.3"] = { "core.backend.check_period", "process_discovery.scanner.agent.process_status_refresh_period",
       "process_discovery.scanner.mode", "process_discovery.scanner.period" },
-    ["0.6"] = { "access_log", "core.backend.check_period", "process_discovery.kubernetes",
-      "profiling.task.network.protocol_analyze" },
-    ["main"] = { "access_log", "core.backend.check_period", "pprof", "process_discovery.kubernetes",
-      "profiling.task.network.protocol_analyze" },
+    ["0.6"] = { "access_log", "core.backend.check_period", "profiling.task.network.protocol_analyze" },
+    ["main"] = { "access_log", "core.backend.check_period", "pprof", "profiling.task.network.protocol_analyze" },
   }
-  RELEASE_NOTICES["0.4"] = { "core.backend.check_period", "process_discovery.kubernetes",
+  RELEASE_NOTICES["0.4"] = { "core.backend.check_period",
     "process_discovery.scanner.agent.process_status_refresh_period",
     "process_discovery.scanner.mode", "process_discovery.scanner.period", "profiling.task.network.protocol_analyze" }
-  RELEASE_NOTICES["0.5"] = { "core.backend.check_period", "process_discovery.kubernetes",
+  RELEASE_NOTICES["0.5"] = { "core.backend.check_period",
     "process_discovery.scanner.agent.process_status_refresh_period", "process_discovery.scanner.mode",
     "process_discovery.scanner.period", "profiling.task.network.protocol_analyze" }
   RELEASE_NOTICES["0.7"] = RELEASE_NOTICES["main"]
@@ -356,7 +373,7 @@ describe("the shipped configs/rover_configs.yaml", function()
     local cfg, err = config.load_text(assert(read(SHIPPED)), SHIPPED, env({}))
     assert.is_nil(err)
     assert.same(config.defaults(), cfg)
-    assert.equal(5, #config.notices(cfg))
+    assert.equal(4, #config.notices(cfg))
   end)
 
   it("takes an override of one key from the environment", function()

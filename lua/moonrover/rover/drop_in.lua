@@ -5,12 +5,18 @@
 -- streams their data back, NETWORK tasks on the network tracer
 -- (rover/network_task/), whose meters and sampled traces go out every
 -- report_interval, and OAP's continuous-profiling policies
--- (rover/continuous/). Every piece of policy is its own module; this one
--- wires them to the agent's timers and carries state across hot reloads.
+-- (rover/continuous/). Processes are found by the host-mode rules
+-- (rover/process_finder.lua) and, when process_discovery.kubernetes is
+-- active, in this node's pods (rover/kube_discovery.lua), both at once when
+-- both are set; one report holds them all. Every piece of policy is its own
+-- module; this one wires them to the agent's timers and carries state
+-- across hot reloads.
 local config = require("moonrover.config")
 local config_schema = require("moonrover.config_schema")
 local continuous = require("moonrover.rover.continuous.run")
 local cpu_runner = require("moonrover.rover.cpu_runner")
+local kube_discovery = require("moonrover.rover.kube_discovery")
+local kube_finder = require("moonrover.rover.kube_finder")
 local network_tasks = require("moonrover.rover.network_task.tasks")
 local oap_client = require("moonrover.rover.oap_client")
 local process_finder = require("moonrover.rover.process_finder")
@@ -60,6 +66,11 @@ function _M.settings(cfg)
   end
   s.mode = config_schema.scanner_mode(config.get(cfg, "process_discovery.scanner"))
   s.rules = s.mode == "REGEX" and config.get(cfg, "process_discovery.scanner.regex") or {}
+  -- As the agent's Kubernetes client (kube/agent_client.lua): the defaults
+  -- alone do not turn it on, the file's process_discovery section does.
+  s.kube = config.has_section(cfg, "process_discovery")
+    and config.get_bool(cfg, "process_discovery.kubernetes.active") == true
+  s.analyzers = kube_finder.analyzers(config.get(cfg, "process_discovery.kubernetes.analyzers"))
   return s
 end
 
@@ -74,12 +85,13 @@ local function user_namer()
 end
 
 -- What names processes, for the line saying how many were matched.
-local function naming_text(s, namer)
+local function naming_text(s, namer, kube)
   local rules = #s.rules == 1 and "1 rule" or string.format("%d rules", #s.rules)
   local text = s.mode == "AGENT_SENSOR"
     and "process_discovery.scanner.mode is AGENT_SENSOR, which moonrover does not implement"
     or rules .. " in process_discovery.scanner.regex"
-  return text .. (namer and " and a process_naming.lua" or ", no process_naming.lua in the scripts directory")
+  text = text .. (namer and " and a process_naming.lua" or ", no process_naming.lua in the scripts directory")
+  return kube and kube:naming_text() .. "; " .. text or text
 end
 
 local function finder_config(s, agent_id)
@@ -172,13 +184,38 @@ local function watched(st, agent, rpc, fn)
   end
 end
 
-local function on_reported(st, response)
+local function on_reported(st, response, call)
   if response then
     st.reporter:on_report_response(response)
     st.tasks:tick()
   else
-    st.reporter:on_report_failed()
+    st.reporter:on_report_failed(call)
   end
+end
+
+local function send(st, agent, call)
+  local types = RPC_TYPES[call.rpc]
+  local done = call.rpc == "reportProcesses" and function(response) on_reported(st, response, call) end or nil
+  st.client:unary(types[1], types[2], call.message, types[3], watched(st, agent, call.rpc, done))
+end
+
+-- The host finder's processes of the last heartbeat and the pods' of the last scan.
+local function all_processes(st)
+  local all = { unpack(st.host_processes) }
+  for _, p in ipairs(st.kube and st.kube:processes() or {}) do
+    all[#all + 1] = p
+  end
+  return all
+end
+
+-- The pod processes changed between heartbeats: new ones are reported now.
+local function kube_changed(st, agent)
+  st.reporter:update(all_processes(st))
+  local call = st.reporter:new_call()
+  if call then
+    send(st, agent, call)
+  end
+  publish(st)
 end
 
 local function report(st, agent)
@@ -186,12 +223,12 @@ local function report(st, agent)
   for _, p in ipairs(problems or {}) do
     agent.log.warn("process naming: %s", p)
   end
-  st.status:scanned(#processes, st.naming)
-  st.reporter:update(processes)
+  st.host_processes = processes
+  local all = all_processes(st)
+  st.status:scanned(#all, st.naming)
+  st.reporter:update(all)
   for _, call in ipairs(st.reporter:next_calls()) do
-    local types = RPC_TYPES[call.rpc]
-    local done = call.rpc == "reportProcesses" and function(response) on_reported(st, response) end or nil
-    st.client:unary(types[1], types[2], call.message, types[3], watched(st, agent, call.rpc, done))
+    send(st, agent, call)
   end
   publish(st)
 end
@@ -280,6 +317,14 @@ function _M.run(agent)
   if not finder then
     error(err, 0)
   end
+  local kube
+  if s.kube then
+    kube, err = kube_discovery.new({ analyzers = s.analyzers, instance_id = st.agent_id,
+      cluster_name = s.cluster_name or "" }, sys)
+    if not kube then
+      error(err, 0)
+    end
+  end
   if agent.canary then
     return true
   end
@@ -288,7 +333,7 @@ function _M.run(agent)
       agent.log.info("config: %s", notice)
     end
   end
-  st.finder, st.naming = finder, naming_text(s, finder_cfg.namer)
+  st.finder, st.host_processes = finder, {}
   st.client, err = oap_client.open(cfg)
   if not st.client then
     error("cannot set up the connection to OAP: " .. err, 0)
@@ -321,6 +366,15 @@ function _M.run(agent)
     st.tasks:take_back(state.tasks or {})
     st.net:take_over(state.net or {})
   end)
+  if kube then
+    local ok, why = kube:start(agent, function() kube_changed(st, agent) end)
+    if ok then
+      st.kube = kube
+    else
+      agent.log.warn("process_discovery.kubernetes is active but %s: only host processes are discovered", why)
+    end
+  end
+  st.naming = naming_text(s, finder_cfg.namer, st.kube)
   start_timers(st, agent, s)
   if s.profiling ~= false then
     start_continuous(st, agent, s, cfg, old.continuous)

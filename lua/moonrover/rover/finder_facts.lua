@@ -97,6 +97,47 @@ function _M.host_ip()
   return rt.call(lib.mr_sys_ipv4, buf, BUF) and ffi.string(buf) or ""
 end
 
+-- An IPv6 address in its shortest text form (RFC 5952) from 32 hex digits.
+local function ipv6_text(hex)
+  local groups = {}
+  for i = 1, 32, 4 do
+    groups[#groups + 1] = string.format("%x", tonumber(hex:sub(i, i + 3), 16))
+  end
+  local best, best_len, run, run_len = nil, 1, nil, 0
+  for i = 1, 9 do
+    if groups[i] == "0" then
+      run, run_len = run or i, run_len + 1
+    else
+      if run_len > best_len then
+        best, best_len = run, run_len
+      end
+      run, run_len = nil, 0
+    end
+  end
+  if not best then
+    return table.concat(groups, ":")
+  end
+  return table.concat(groups, ":", 1, best - 1) .. "::" .. table.concat(groups, ":", best + best_len)
+end
+
+-- The first global IPv6 address of interface name, as /proc/net/if_inet6
+-- lists them (this agent's network namespace, the host's with hostNetwork),
+-- or nil.
+function _M.host_ipv6(name)
+  local f = io.open("/proc/net/if_inet6", "r")
+  if not f then
+    return nil
+  end
+  local text = f:read("*a")
+  f:close()
+  for hex, scope, ifname in (text or ""):gmatch("(%x+) %x+ %x+ (%x+) %x+%s+(%S+)") do
+    if ifname == name and scope == "00" and #hex == 32 then
+      return ipv6_text(hex)
+    end
+  end
+  return nil
+end
+
 function _M.hostname()
   return rt.call(lib.mr_sys_hostname, buf, BUF) and ffi.string(buf) or ""
 end

@@ -25,7 +25,7 @@
 --               instance_name = tpl, process_name = tpl, labels = "a,b" }, ... }
 --     match_cmd and service_name are required; layer defaults to OS_LINUX,
 --     instance_name to {{.Rover.HostIPV4 "en0"}}, process_name to
---     {{.Process.ExeName}}, labels to none (templates: template.lua).
+--     {{.Process.ExeName}}, labels to none (templates: host_template.lua).
 --   instance_id = the agent's UUID;  cluster_name = "" or a cluster name
 --   namer = optional function(ctx) -> entity, nil or false: an entity
 --     { layer, serviceName, instanceName, processName, labels = {...} } names
@@ -41,7 +41,8 @@
 --   properties = { host_ip, pid, command_line, support_ebpf_profiling ("true"
 --   or "false"), container_id (when in a container) } } (all values strings).
 local container_id = require("moonrover.rover.container_id")
-local template = require("moonrover.rover.template")
+local host_template = require("moonrover.rover.host_template")
+local profilable = require("moonrover.rover.profilable")
 
 local _M = {}
 local mt = { __index = _M }
@@ -58,10 +59,6 @@ local DEFAULTS = {
 }
 
 local TEMPLATES = { "service_name", "instance_name", "process_name" }
-
--- Interpreters and shells whose stacks profiling cannot name: Rover reports
--- support_ebpf_profiling=false for executables whose name starts with these.
-local NOT_PROFILABLE = { "java", "python", "node", "bash", "ruby", "ssh" }
 
 -- A sorted array of distinct labels.
 local function label_set(labels)
@@ -109,13 +106,13 @@ local function compile_rule(rule, i, sys)
   if type(layer) ~= "string" or layer == "" then
     return fail("layer", "missing")
   end
-  local compiled = { matcher = matcher, layer = layer, labels = split_labels(rule.labels) }
+  local compiled = { index = i, matcher = matcher, layer = layer, labels = split_labels(rule.labels) }
   for _, field in ipairs(TEMPLATES) do
-    local fn, terr = template.compile(rule[field] or DEFAULTS[field])
-    if not fn then
+    local tpl, terr = host_template.compile(rule[field] or DEFAULTS[field])
+    if not tpl then
       return fail(field, terr)
     end
-    compiled[field] = fn
+    compiled[field] = tpl
   end
   return compiled
 end
@@ -155,7 +152,7 @@ function _M.new(cfg, sys)
     instance_id = cfg.instance_id or "",
     cluster_name = cfg.cluster_name or "",
     owners = {},   -- entity key -> "pid/start_ns" of the process that held it last scan
-    symbols = {},  -- "pid/start_ns/exe" -> has_symbols answer
+    profilable = profilable.new(sys.has_symbols),
   }, mt), nil
 end
 
@@ -198,12 +195,21 @@ local function matching_rule(self, cmdline)
   return nil
 end
 
+-- The entity a rule gives, or nil and the problem naming the template that failed.
 local function rule_entity(rule, ctx)
+  local names = {}
+  for _, field in ipairs(TEMPLATES) do
+    local text, err = rule[field]:render(ctx)
+    if not text then
+      return nil, string.format("pid %d: process_discovery rule %d: %s: %s", ctx.process.pid, rule.index, field, err)
+    end
+    names[field] = text
+  end
   return {
     layer = rule.layer,
-    serviceName = rule.service_name(ctx),
-    instanceName = rule.instance_name(ctx),
-    processName = rule.process_name(ctx),
+    serviceName = names.service_name,
+    instanceName = names.instance_name,
+    processName = names.process_name,
     labels = { unpack(rule.labels) },
   }
 end
@@ -247,7 +253,10 @@ local function name_process(self, ctx, rule)
       return entity
     end
   end
-  return rule and rule_entity(rule, ctx)
+  if rule then
+    return rule_entity(rule, ctx)
+  end
+  return nil
 end
 
 -- Drops entities with empty names; prefixes the cluster name to the service
@@ -262,30 +271,7 @@ local function finish_entity(self, entity)
   return entity
 end
 
--- support_ebpf_profiling: OAP sends ON_CPU/OFF_CPU tasks only to processes
--- that report "true", which Rover gives an executable that has an ELF symbol
--- table and is not one of NOT_PROFILABLE. has_symbols answers are kept per
--- process and executable in seen, as reading ELF files is not free.
-local function profilable(self, c, seen)
-  local key = c.ident .. "/" .. c.ctx.process.exe_path
-  local answer = self.symbols[key]
-  if answer == nil then
-    answer = self.sys.has_symbols(c.ctx.process.pid)
-  end
-  seen[key] = answer
-  if not answer then
-    return false
-  end
-  local name = c.ctx.process.exe_name
-  for _, prefix in ipairs(NOT_PROFILABLE) do
-    if name:sub(1, #prefix) == prefix then
-      return false
-    end
-  end
-  return true
-end
-
-local function build(self, c, seen)
+local function build(self, c)
   local p, rover = c.ctx.process, c.ctx.rover
   local cid = c.ctx.container.id ~= "" and c.ctx.container.id or nil
   return {
@@ -299,7 +285,7 @@ local function build(self, c, seen)
       host_ip = rover.host_ip,
       pid = string.format("%d", p.pid),
       command_line = p.command_line,
-      support_ebpf_profiling = profilable(self, c, seen) and "true" or "false",
+      support_ebpf_profiling = self.profilable:check(p.pid, c.ident, p.exe_path),
       container_id = cid,
     },
   }
@@ -355,13 +341,14 @@ end
 function _M:scan()
   local problems = {}
   local chosen, order = candidates(self, problems)
-  local result, owners, seen = {}, {}, {}
+  local result, owners = {}, {}
   for _, key in ipairs(order) do
     local c = chosen[key]
     owners[key] = c.ident
-    result[#result + 1] = build(self, c, seen)
+    result[#result + 1] = build(self, c)
   end
-  self.owners, self.symbols = owners, seen
+  self.owners = owners
+  self.profilable:scanned()
   return result, problems
 end
 

@@ -9,8 +9,9 @@
 --   for _, call in ipairs(r:next_calls()) do  -- once per heartbeat
 --     send(call.rpc, call.message)            -- "reportProcesses" / "keepAlive"
 --   end
+--   local call = r:new_call()                 -- between heartbeats: new processes, or nil
 --   r:on_report_response(downstream)          -- EBPFReportProcessDownstream
---   r:on_report_failed()                      -- reportProcesses failed
+--   r:on_report_failed(call)                  -- reportProcesses failed
 --   r:process_by_id(oap_process_id)           -- a scanned process or nil
 --   local known, reported = r:counts()
 --
@@ -23,17 +24,28 @@
 -- Every heartbeat_every-th heartbeat (Rover's properties_report_period) all
 -- processes are reported with their properties instead, because keepAlive
 -- replaces the stored properties with support_ebpf_profiling alone; when that
--- full report fails, the next heartbeat repeats it.
+-- full report fails, the next heartbeat repeats it. new_call() reports the
+-- processes found since the last call at once, without waiting for the
+-- heartbeat, so that tasks and policies reach a new process within seconds
+-- (Rover waits for the heartbeat); each is in one such call at most, and the
+-- next heartbeat leaves it to that call's answer (it reports it at the one
+-- after when the answer gave it no id, and at the next when the call failed).
 --
--- Processes are those of process_finder.lua; one is the same process across
--- scans while its pid, start time and entity stay the same.
+-- Processes are those of process_finder.lua and kube_finder.lua; one is the
+-- same process across scans while its pid, start time and entity stay the same.
 local finder = require("moonrover.rover.process_finder")
 
 local _M = {}
 local mt = { __index = _M }
 
--- The order properties are sent in (Rover's, then ours).
-local PROPERTY_KEYS = { "host_ip", "pid", "command_line", "support_ebpf_profiling", "container_id" }
+-- The order properties are sent in (Rover's, then ours), by kind of process:
+-- a host process (process_finder.lua) or a pod's (kube_finder.lua, kind
+-- "kubernetes", sent as EBPFKubernetesProcessMetadata).
+local PROPERTY_KEYS = {
+  host = { "host_ip", "pid", "command_line", "support_ebpf_profiling", "container_id" },
+  kubernetes = { "host_ip", "container_ip", "container_name", "pod_name", "pid", "command_line",
+    "support_ebpf_profiling" },
+}
 
 function _M.new(opts)
   local every = opts.heartbeat_every or 10
@@ -107,7 +119,7 @@ end
 
 local function properties(p)
   local list = {}
-  for _, key in ipairs(PROPERTY_KEYS) do
+  for _, key in ipairs(PROPERTY_KEYS[p.kind == "kubernetes" and "kubernetes" or "host"]) do
     if p.properties[key] ~= nil then
       list[#list + 1] = { key = key, value = p.properties[key] }
     end
@@ -116,7 +128,11 @@ local function properties(p)
 end
 
 local function report_item(p)
-  return { hostProcess = { entity = p.entity, pid = p.pid, properties = properties(p) } }
+  local metadata = { entity = p.entity, pid = p.pid, properties = properties(p) }
+  if p.kind == "kubernetes" then
+    return { k8sProcess = metadata }
+  end
+  return { hostProcess = metadata }
 end
 
 local function ping_item(p)
@@ -131,7 +147,10 @@ local function partition(self, full)
   local report, alive = {}, {}
   for _, entry in pairs(self.entries) do
     local list = (full or not entry.id) and report or alive
-    list[#list + 1] = entry.process
+    if full or entry.id or not entry.fresh then
+      list[#list + 1] = entry.process
+    end
+    entry.fresh = nil
   end
   table.sort(report, by_pid)
   table.sort(alive, by_pid)
@@ -157,14 +176,35 @@ function _M:next_calls()
   end
   local report, alive = partition(self, full)
   local calls = {}
+  for _, entry in pairs(self.entries) do
+    entry.sent = true
+  end
   if #report > 0 then
     self.last_full = full
-    calls[#calls + 1] = { rpc = "reportProcesses", message = message(report, report_item, self.agent_id) }
+    calls[#calls + 1] = { rpc = "reportProcesses", full = full,
+      message = message(report, report_item, self.agent_id) }
   end
   if #alive > 0 then
     calls[#calls + 1] = { rpc = "keepAlive", message = message(alive, ping_item, self.agent_id) }
   end
   return calls
+end
+
+-- A reportProcesses call for the processes that were never sent, or nil.
+function _M:new_call()
+  local report, entries = {}, {}
+  for _, entry in pairs(self.entries) do
+    if not entry.sent and not entry.id then
+      entry.sent, entry.fresh = true, true
+      report[#report + 1], entries[#entries + 1] = entry.process, entry
+    end
+  end
+  if #report == 0 then
+    return nil
+  end
+  table.sort(report, by_pid)
+  return { rpc = "reportProcesses", full = false, entries = entries,
+    message = message(report, report_item, self.agent_id) }
 end
 
 local function echoed(item)
@@ -197,8 +237,16 @@ end
 
 -- reportProcesses failed: processes without an id stay so (and are reported at
 -- the next heartbeat, as always); a failed full report is repeated then too.
-function _M:on_report_failed()
-  if self.last_full then
+-- call: the call that failed (without it, the last heartbeat's report).
+function _M:on_report_failed(call)
+  local full = self.last_full
+  if call then
+    full = call.full
+    for _, entry in ipairs(call.entries or {}) do
+      entry.fresh = nil
+    end
+  end
+  if full then
     self.until_full = 1
   end
 end

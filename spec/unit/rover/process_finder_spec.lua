@@ -112,7 +112,7 @@ describe("process_finder.new", function()
     f, err = finder.new(cfg({ rules = { { match_cmd = "a", service_name = "x", process_name = "{{.Proc}}" } } }),
       fake_sys({}))
     assert.is_nil(f)
-    assert.equal("process_discovery rule 1: process_name: unknown placeholder {{.Proc}}", err)
+    assert.equal("process_discovery rule 1: process_name: 1:3: unknown field .Proc", err)
     f, err = finder.new(cfg({ rules = { { match_cmd = "a" } } }), fake_sys({}))
     assert.is_nil(f)
     assert.equal("process_discovery rule 1: service_name: not a string", err)

@@ -13,7 +13,7 @@ end
 local function reported_pids(call)
   local out = {}
   for i, item in ipairs(call.message.processes) do
-    out[i] = item.hostProcess.pid
+    out[i] = (item.hostProcess or item.k8sProcess).pid
   end
   return out
 end
@@ -59,6 +59,60 @@ describe("process_reporter", function()
     r:update({ redis })
     local props = r:next_calls()[1].message.processes[1].hostProcess.properties
     assert.same({ key = "container_id", value = string.rep("ab", 32) }, props[5])
+  end)
+
+  it("reports a pod's process as EBPFKubernetesProcessMetadata with Rover's properties", function()
+    local r = new()
+    local envoy = process(600, "envoy", { kind = "kubernetes", properties = { host_ip = "10.0.0.7",
+      container_ip = "10.244.1.12", container_name = "istio-proxy", pod_name = "reviews-v1-x2x9", pid = "600",
+      command_line = "envoy --serve", support_ebpf_profiling = "true" } })
+    r:update({ envoy, nginx })
+    local items = r:next_calls()[1].message.processes
+    assert.is_nil(items[1].k8sProcess)
+    assert.same({ k8sProcess = { entity = envoy.entity, pid = 600, properties = {
+      { key = "host_ip", value = "10.0.0.7" },
+      { key = "container_ip", value = "10.244.1.12" },
+      { key = "container_name", value = "istio-proxy" },
+      { key = "pod_name", value = "reviews-v1-x2x9" },
+      { key = "pid", value = "600" },
+      { key = "command_line", value = "envoy --serve" },
+      { key = "support_ebpf_profiling", value = "true" },
+    } } }, items[2])
+    r:on_report_response({ processes = { { processId = "id-envoy", k8sProcess = { pid = 600,
+      entityMetadata = envoy.entity } } } })
+    assert.equal(envoy, r:process_by_id("id-envoy"))
+  end)
+
+  it("reports processes found between heartbeats once, at once", function()
+    local r = new()
+    r:update({ nginx })
+    r:next_calls()
+    assert.is_nil(r:new_call())
+    r:update({ nginx, redis, app })
+    local call = r:new_call()
+    assert.equal("reportProcesses", call.rpc)
+    assert.same({ 420, 500 }, reported_pids(call))
+    assert.is_nil(r:new_call())
+    r:on_report_response(downstream({ redis, "id-redis" }))
+    -- The next heartbeat leaves the new processes to that call's answer,
+    -- which gave app no id: the one after reports it again.
+    local calls = r:next_calls()
+    assert.same({ "reportProcesses", "keepAlive" }, rpcs(calls))
+    assert.same({ 310 }, reported_pids(calls[1]))
+    assert.same({ 310, 500 }, reported_pids(r:next_calls()[1]))
+  end)
+
+  it("reports again at the next heartbeat what a failed report of new processes held", function()
+    local r = new(3)
+    r:update({ nginx })
+    r:next_calls()
+    r:on_report_response(downstream({ nginx, "id-nginx" }))
+    r:update({ nginx, redis })
+    r:on_report_failed(r:new_call())
+    -- Not a full report: only redis again.
+    local calls = r:next_calls()
+    assert.same({ "reportProcesses", "keepAlive" }, rpcs(calls))
+    assert.same({ 420 }, reported_pids(calls[1]))
   end)
 
   it("sends nothing when there are no processes", function()
