@@ -21,9 +21,11 @@ local it = require("support.skip").guard(it, pending, skip_reason)
 local NODE = "node-spec"
 -- The drop-in's schedule with CONFIG's periods (rover_spec.lua explains
 -- it); pods are matched to processes at every scan (each heartbeat) and
--- when a new process starts. rover_run.SLACK_S is added to every deadline.
+-- when a new process starts; a full scan every FULL_SCAN_S. rover_run.SLACK_S is added to every deadline.
 local HEARTBEAT_S, CHECK_S, FLUSH_S, TICK_S, REPORT_S = 1, 1, 1, 1, 1
 local REPORTED_S = 0.5 + HEARTBEAT_S
+-- Every process is matched to the pods again this often (as Rover does).
+local FULL_SCAN_S = 5
 local TASK_DATA_S = CHECK_S + TICK_S + FLUSH_S
 -- What the issue asks of a pod added while the agent runs.
 local POD_ADDED_S = 10
@@ -183,12 +185,14 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
 
   -- The case's own copy of a workload, as a command line.
   local function workload(name)
-    os.execute("mkdir -p " .. q(dir .. "/workloads") .. " && cp " .. q(e2e.workloads .. "/" .. name) .. " "
-      .. q(dir .. "/workloads/" .. name))
+    local copy = dir .. "/workloads/" .. name
+    os.execute("mkdir -p " .. q(dir .. "/workloads") .. " && { test -e " .. q(copy) .. " || cp "
+      .. q(e2e.workloads .. "/" .. name) .. " " .. q(copy) .. "; }")
     return q(dir .. "/workloads/" .. name) .. " 120"
   end
 
   local function start_api(token)
+    os.execute("mkdir -p " .. q(dir .. "/api"))
     api = assert(kube_api.start({ dir = dir .. "/api", token = token or "spec-token", node = NODE }))
   end
 
@@ -263,12 +267,13 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     assert.is_true(seen.time - put_ms <= POD_ADDED_S * 1000,
       string.format("reported %d ms after the pod was put", seen.time - put_ms))
     assert.same("late.shop", seen.meta.entity.serviceName)
-    -- Deleted from the API server while its process still runs.
+    -- Deleted from the API server while its process still runs: the next
+    -- full scan drops it, and no later heartbeat keeps it alive.
     assert(api:delete_pod("shop", "late-1"))
-    local gone_ms = clock.now_ms()
-    -- A heartbeat to notice, then three more: none keeps the pod alive.
-    os.execute("sleep " .. 4 * HEARTBEAT_S + 1)
-    assert.equal(0, kept_alive_after(stub, "late.shop", gone_ms + 2 * HEARTBEAT_S * 1000))
+    os.execute("sleep " .. FULL_SCAN_S + 2 * HEARTBEAT_S)
+    local dropped_ms = clock.now_ms()
+    os.execute("sleep " .. 3 * HEARTBEAT_S)
+    assert.equal(0, kept_alive_after(stub, "late.shop", dropped_ms))
   end)
 
   it("runs an ON_CPU task on a pod's process", function()
@@ -316,21 +321,38 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     await("the NETWORK task running", CHECK_S + TICK_S, function()
       return agent:metric("moonrover_rover_tasks_running") == 1
     end)
-    local sent = 5
+    -- One curl asks 5 times, each on a connection of its own, then waits
+    -- on a FIFO: the tracer reads a process's cgroup when it first meets it,
+    -- so the client must outlive the agent's next drain.
+    local sent, hold = 5, dir .. "/curl.hold"
+    assert(os.execute("mkfifo " .. q(hold)) == 0)
+    local words = { "curl -s --max-time 60" }
     for _ = 1, sent do
-      local code, _, err = fetch:run("curl -s -o /dev/null http://127.0.0.1:" .. server.port .. "/ok")
-      assert.equal(0, code, err)
+      words[#words + 1] = "-o /dev/null -H 'Connection: close' http://127.0.0.1:" .. server.port .. "/ok"
     end
+    words[#words + 1] = "-o /dev/null file://" .. hold
+    local curl = fetch:start(table.concat(words, " "))
     local id = oap_process_id(names.serviceName, names.instanceName, names.processName)
     await(sent .. " requests metered on the pod's server side", REPORT_S, function()
       return sum(stub, "rover_net_p_http1_request_counter", { server_process_id = id, side = "server" }) >= sent
     end)
     local dst = "127.0.0.1:" .. server.port
+    -- client-1 is named as a StatefulSet's pods are: coroot's app_id is its set's.
     local series = string.format('container_net_tcp_successful_connects_total{actual_destination="%s",'
-      .. 'container_id="/k8s/shop/client-1/fetch",destination="%s"}', dst, dst)
-    await("coroot's connects of the client pod", 5, function()
+      .. 'app_id="/k8s/shop/client",container_id="/k8s/shop/client-1/fetch",destination="%s"}', dst, dst)
+    rover_run.await(stub, agent, "coroot's connects of the client pod", 5, function()
       return (agent:metric(series) or 0) >= sent
+    end, function()
+      local lines = {}
+      for line in (agent:get("/metrics") or ""):gmatch("[^\n]+") do
+        if line:find("^container_net_tcp_successful_connects_total") then
+          lines[#lines + 1] = line
+        end
+      end
+      return "connects on /metrics:\n" .. table.concat(lines, "\n")
     end)
+    os.execute("timeout 10 sh -c " .. q("echo >" .. hold))
+    fetch:stop(curl)
   end)
 
   it("finds the API server in-cluster, by the service account's token and CA, and follows the token", function()
