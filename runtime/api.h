@@ -351,6 +351,54 @@ enum mr_metric_type { MR_COUNTER = 0, MR_GAUGE = 1, MR_HISTOGRAM = 2 };
 /* The most bucket bounds a histogram may have (+Inf is added to them). */
 enum mr_histogram_limits { MR_HISTOGRAM_BOUNDS_MAX = 32 };
 
+/* ------------------------------------------------------------- kubernetes */
+
+/* The Kubernetes API client, one per agent (runtime/kube/): lists then
+ * watches the pods of one node and every service on its own thread, keeps
+ * them (managedFields removed) with a change log, and fetches single
+ * objects (a pod's owners) by path. TLS is always verified. */
+struct mr_kube;
+struct mr_kube_opts {
+	const char *server;     /* "https://host:port" */
+	const char *ca_pem;     /* PEM text of the CA bundle, or NULL: system CAs */
+	const char *token;      /* bearer token, or NULL */
+	const char *token_file; /* re-read when it changes; wins over token; or NULL */
+	const char *cert_pem;   /* client certificate PEM, or NULL */
+	const char *key_pem;    /* its key PEM, or NULL */
+	const char *node_name;  /* required */
+	const char *namespaces; /* "" or NULL: all; else "a,b" */
+};
+struct mr_kube *mr_kube_open(const struct mr_kube_opts *o, char *err, size_t errlen);
+/* Joins the thread and frees everything. */
+void mr_kube_close(struct mr_kube *k);
+/* GET /api/v1/nodes/<node_name>, blocking up to timeout_ms: 1 exists; 0
+ * with err "node \"x\" not found" (404); -1 with err otherwise. */
+int mr_kube_check_node(struct mr_kube *k, uint32_t timeout_ms, char *err, size_t errlen);
+/* Starts the list+watch thread (after check_node). 0 or -1 with err. */
+int mr_kube_start(struct mr_kube *k, char *err, size_t errlen);
+/* Changes after *cursor (0 at first): JSON lines written into buf, each
+ * {"kind":"pod"|"service","type":"ADDED"|"MODIFIED"|"DELETED"|"SYNCED","object":{...}}
+ * ("SYNCED" has no object: that kind's first full list is in). When
+ * *cursor is older than the log keeps, the answer starts with
+ * {"type":"RESET"} followed by every current object as ADDED and a SYNCED
+ * per synced kind, all in one answer. Returns bytes written (0: nothing
+ * new), -1 with errno (ENOBUFS: the next record, or the RESET answer, needs
+ * a larger buf); advances *cursor past what it wrote (a record that does
+ * not fit stays for the next call). */
+int64_t mr_kube_changes(struct mr_kube *k, uint64_t *cursor, char *buf, size_t cap);
+/* One object by API path ("/apis/apps/v1/namespaces/shop/replicasets/cart-7d9"):
+ * >0 bytes of JSON in buf (cached, refreshed after 10 min); 0: not fetched
+ * yet (a GET is queued, ask again later); -1 with errno ENOENT for 404, EIO
+ * other errors (retried after backoff), ENOBUFS when buf is too small. */
+int64_t mr_kube_get(struct mr_kube *k, const char *path, char *buf, size_t cap);
+struct mr_kube_status {
+	int32_t connected; /* last request reached the server */
+	int32_t pods_synced, services_synced;
+	uint64_t lists, watches, relists_gone, watch_drops, errors, events, objects_pods, objects_services;
+	char last_error[256];
+};
+void mr_kube_status(struct mr_kube *k, struct mr_kube_status *s);
+
 /* ------------------------------------------------------------------ agent */
 
 /* `moonrover agent`: loads the scripts, runs the event loop (event streams,
@@ -385,6 +433,9 @@ struct mr_agent_opts {
 	int32_t network;
 	uint32_t net_payload_bytes;
 	uint32_t net_max_connections;
+	/* The Kubernetes client the scripts read (mr_agent_kube), or NULL: the
+	 * agent uses it and never closes it; its caller does, after the run. */
+	struct mr_kube *kube;
 };
 
 /* Returns 0 after a clean stop. */
@@ -416,6 +467,8 @@ int32_t mr_agent_reload(const char *pid_file, uint32_t wait_ms, struct mr_agent_
 int mr_agent_health_degrade(const char *what, double since_epoch_ms, const char *detail, char *err,
 			    size_t errlen);
 void mr_agent_health_restore(void);
+/* The agent's Kubernetes client (mr_agent_opts.kube), or NULL: any script state. */
+struct mr_kube *mr_agent_kube(void);
 
 /* ---------------------------------------------------------------- scripts */
 

@@ -214,6 +214,14 @@ int mr_agent_run_bench(const struct mr_agent_opts *o, int32_t bench_pid, char *e
 int32_t mr_script_memory_try(const char *chunk, uint64_t limit, int32_t wrapped, uint64_t *held,
 			     uint64_t *counted, char *err, size_t errlen);
 
+/* ------------------------------------------------------------- kubernetes */
+
+/* Before mr_kube_start: the fewest changes the client's log keeps (16384
+ * by default; a trim leaves this many) and the items a list page asks for
+ * (500), so that a spec can make a cursor too old and a list of pages;
+ * 0 keeps a default. */
+void mr_kube_set_limits(struct mr_kube *k, uint32_t log_changes, uint32_t page_items);
+
 /* ----------------------------------------------------------------- metrics */
 
 /* A registry of counters, gauges and histograms exported in Prometheus text

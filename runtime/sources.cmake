@@ -2,7 +2,7 @@
 # Each folder is one subsystem (docs/architecture.md says which does what);
 # a new source file is added to its folder's list here.
 set(MR_SUBSYSTEMS base files system kernel elf symbols unwind proc profile_data pprof profiler netparse dataplane
-    script_host agent metrics http_server transport)
+    script_host agent metrics http_server transport kube)
 
 set(MR_SOURCES_base byte_queue.c grow_array.c guarded_buffer.c hash_index.c host_port.c intern.c log.c pid_table.c regex.c
     spsc_queue.c string_map.c thread.c)
@@ -22,11 +22,13 @@ set(MR_SOURCES_netparse http1_scan.c)
 set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_streams.c data_plane_thread.c)
 set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_memory.c script_owner.c script_set.c
     script_state.c script_traceback.c script_trust.c watchdog.c)
-set(MR_SOURCES_agent agent.c agent_health.c agent_net_stats.c agent_reload.c agent_stats.c agent_status.c)
+set(MR_SOURCES_agent agent.c agent_health.c agent_kube_stats.c agent_net_stats.c agent_reload.c agent_stats.c agent_status.c)
 set(MR_SOURCES_metrics metrics.c metrics_bounds.c metrics_labels.c metrics_mark.c metrics_render.c)
 set(MR_SOURCES_http_server http_conn.c http_endpoint.c http_listener.c http_request.c)
 set(MR_SOURCES_transport transport.c transport_call.c transport_connectivity.c transport_credentials.c
     transport_messages.c transport_results.c transport_thread.c)
+set(MR_SOURCES_kube kube_body.c kube_changes.c kube_client.c kube_events.c kube_get.c kube_json.c kube_request.c
+    kube_store.c kube_thread.c kube_token.c kube_watch.c kube_watch_done.c)
 
 set(MR_RUNTIME_SOURCES)
 foreach(dir ${MR_SUBSYSTEMS})

@@ -10,11 +10,16 @@ packages=(
   libyaml-0-2 libyaml-dev
   libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
   libevent-dev libgrpc-dev protobuf-compiler-grpc
+  libcurl4-openssl-dev libjson-c-dev
   python3-grpcio python3-protobuf
   golang-go linux-perf libc6-dbg time util-linux libxml2-utils curl openssl
   clang-format lua-check
   nginx wrk redis-server redis-tools python3
+  debootstrap podman runc lua-yaml
 )
+# The Kubernetes manifests' spec runs `kubectl create --dry-run=client`: any
+# kubectl already on PATH does, else Debian's.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -12,6 +12,7 @@
 
 #include <event2/event.h>
 
+#include "agent/agent_kube_stats.h"
 #include "agent/agent_stats.h"
 #include "agent/agent_status.h"
 #include "api_test.h"
@@ -40,6 +41,7 @@ struct agent {
 	mr_data_plane *dp;
 	struct mr_script_set *scripts;
 	struct mr_agent_stats stats;
+	struct mr_kube_series kube_stats;
 	struct event *events[6];
 	size_t nevents;
 	uint32_t batch_max;
@@ -48,6 +50,11 @@ struct agent {
 	mr_pid_file *pid_file;
 	uint64_t load_began_ns; /* when the last (re)load began reading the scripts */
 };
+
+/* The Kubernetes client of the agent that runs, for mr_agent_kube: the
+ * scripts' states reach it with no handle of their own, and there is one
+ * agent per process. Set and cleared by the main thread around the run. */
+static struct mr_kube *agent_kube;
 
 static const char *const STREAM_NAMES[MR_STREAM_COUNT] = { "process", "bench", "tcp", "net" };
 
@@ -123,6 +130,7 @@ static void on_stats(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	mr_agent_stats_sync(&a->stats, a->dp, a->scripts, a->http);
+	mr_agent_kube_stats_sync(&a->kube_stats, a->metrics);
 }
 
 /* Tells `moonrover reload` how the last (re)load went (agent_status.h). */
@@ -283,6 +291,7 @@ static int open_parts(struct agent *a, char *err, size_t errlen)
 	if (!a->scripts)
 		return mr_error(err, errlen, -ENOMEM, "out of memory");
 	rc = mr_agent_stats_init(&a->stats, a->metrics, a->dp, STREAM_NAMES);
+	rc = rc ?: mr_agent_kube_stats_init(&a->kube_stats, a->metrics, o->kube);
 	return rc ? mr_error(err, errlen, rc, "cannot make the agent's metrics: %s", strerror(-rc)) : 0;
 }
 
@@ -347,12 +356,19 @@ static int run_agent(const struct mr_agent_opts *o, int32_t bench_pid, char *err
 		snprintf(err, errlen, "cannot set up the Lua watchdog timer: %s", strerror(-rc));
 		return rc;
 	}
+	agent_kube = o->kube;
 	rc = run(&a, err, errlen);
 	close_parts(&a);
+	agent_kube = NULL;
 	mr_script_watchdog_shutdown();
 	if (rc == 0)
 		mr_log(MR_LEVEL_INFO, "agent", "stopped");
 	return rc;
+}
+
+struct mr_kube *mr_agent_kube(void)
+{
+	return agent_kube;
 }
 
 int mr_agent_run(const struct mr_agent_opts *o, char *err, size_t errlen)

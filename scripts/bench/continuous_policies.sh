@@ -60,6 +60,8 @@ core:
     addr: 127.0.0.1:$port
 process_discovery:
   heartbeat_period: 5s
+  kubernetes:
+    active: false
   scanner:
     regex:
       - match_cmd: "^$work/w/sleeper"

@@ -163,7 +163,7 @@ describe("the Rover drop-in's status (end to end, stand-in OAP)", function()
     it("runs the Rover module with Rover " .. release .. "'s own configuration file", function()
       stub = assert(oap.start({ dir = dir }))
       local file = RELEASES .. "rover-" .. release .. ".yaml"
-      -- Rover 0.6 and later discover pods (kubernetes.active is true): here, host processes only.
+      -- Rover 0.6 and later turn Kubernetes discovery on; this machine is no node.
       agent = agent_run.start(dir, dir .. "/scripts", "--config " .. e2e.quote(file),
         "ROVER_BACKEND_ADDR=" .. stub:address() .. " ROVER_PROCESS_DISCOVERY_KUBERNETES_ACTIVE=false")
       assert.is_truthy(agent.port, agent:log_text())

@@ -34,10 +34,12 @@ end
 
 -- Starts the agent with its files in dir and scripts as --scripts; extra:
 -- more options (shell words); env: optional NAME=value words for its
--- environment. Without a --network option the agent runs without the network
--- tracer: the machine's traffic (other specs at the same time) must not
--- change the memory and the scripts of specs about something else.
-function _M.start(dir, scripts, extra, env)
+-- environment; bin: optional shell words run in place of the moonrover
+-- binary (a driver that runs the agent with more than its options).
+-- Without a --network option the agent runs without the network tracer:
+-- the machine's traffic (other specs at the same time) must not change the
+-- memory and the scripts of specs about something else.
+function _M.start(dir, scripts, extra, env, bin)
   extra = extra or ""
   if not extra:find("--network", 1, true) then
     extra = extra .. " --network off"
@@ -46,8 +48,8 @@ function _M.start(dir, scripts, extra, env)
     exit_file = dir .. "/agent.exit" }, Agent)
   local cmd = string.format(
     "(%s%s agent --http 127.0.0.1:0 --pid-file %s --scripts %s %s >%s 2>&1; echo $? >%s) >/dev/null 2>&1 &",
-    env and "env " .. env .. " " or "", e2e.quote(e2e.bin), e2e.quote(self.pid_file), e2e.quote(scripts), extra or "",
-    e2e.quote(self.log), e2e.quote(self.exit_file))
+    env and "env " .. env .. " " or "", bin or e2e.quote(e2e.bin), e2e.quote(self.pid_file), e2e.quote(scripts),
+    extra or "", e2e.quote(self.log), e2e.quote(self.exit_file))
   os.execute(cmd)
   self.pid = _M.wait_for(function() return tonumber(e2e.read_all(self.pid_file) or "") end)
   self.port = _M.wait_for(function()
@@ -109,9 +111,9 @@ local Env = {}
 Env.__index = Env
 
 -- Starts the agent on the case's directory and scripts folder, as _M.start
--- does with extra and env; it is stopped after the case.
-function Env:start(extra, env)
-  self.agent = _M.start(self.dir, self.scripts, extra, env)
+-- does with extra, env and bin; it is stopped after the case.
+function Env:start(extra, env, bin)
+  self.agent = _M.start(self.dir, self.scripts, extra, env, bin)
   return self.agent
 end
 

@@ -4,6 +4,7 @@
 local C = require("moonrover.consts")
 local args = require("moonrover.lib.args")
 local config = require("moonrover.config")
+local kube_client = require("moonrover.kube.agent_client")
 local rt = require("moonrover.rt")
 local paths = require("moonrover.paths")
 
@@ -204,6 +205,11 @@ function _M.run(values, given, start)
     io.stderr:write("moonrover agent: " .. bad .. "\n")
     return 1
   end
+  local kube, kube_err = kube_client.open(cfg)
+  if kube == nil then
+    io.stderr:write("moonrover agent: " .. kube_err .. "\n")
+    return 1
+  end
   local c = rt.ffi.new("struct mr_agent_opts")
   -- keep the strings alive for the whole run
   local keep = { o.lua_dir, o.scripts_dir, o.user_dir, o.http_address, o.pid_file, o.bundled_skip }
@@ -218,7 +224,13 @@ function _M.run(values, given, start)
     keep[7], keep[8] = config_text, values.config
     c.config_text, c.config_name = keep[7], keep[8]
   end
+  if kube then
+    c.kube = kube.k
+  end
   local ok, err = (start or run_agent)(c)
+  if kube then
+    kube:close()
+  end
   if not ok then
     io.stderr:write("moonrover agent: " .. err .. "\n")
     return 1

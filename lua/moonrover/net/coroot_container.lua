@@ -22,7 +22,10 @@
 --   any other path                   the path itself (/process_api/<id>)
 -- coroot names docker containers /docker/<name> and Kubernetes ones
 -- /k8s/<namespace>/<pod>/<container> from the container runtime's API;
--- moonrover reads no runtime API, so it names them by runtime and id. coroot
+-- moonrover reads no runtime API, so it names them by runtime and id, and a
+-- pod's containers as coroot does when the agent's Kubernetes client knows
+-- the pod (pod_namer, below: /k8s/..., or /k8s-cronjob/<namespace>/<cronjob>/
+-- <container> for a pod of a CronJob's Job), with coroot's app_id. coroot
 -- leaves host processes out; moonrover counts them all under "/". coroot
 -- leaves LXC containers and unknown layouts out; moonrover names them. An
 -- unknown layout is named by its path, not "/": coroot's UI names an
@@ -138,6 +141,87 @@ function _M.host_layout(read)
   end
   local layout = cgroup_layout.find(text)
   return layout, cgroup_layout.describe(layout)
+end
+
+-- coroot's name of the container named container of pod (a decoded Pod),
+-- whose owners (kube/pods.lua's owners(), or nil while they are fetched)
+-- are given: /k8s-cronjob/<namespace>/<cronjob>/<container> when the pod's
+-- Job belongs to a CronJob, else /k8s/<namespace>/<pod>/<container>.
+function _M.pod_name(pod, container, owners)
+  local ns = pod.metadata.namespace or "default"
+  if owners and owners[1] and owners[2] and owners[1].kind == "Job" and owners[2].kind == "CronJob" then
+    return "/k8s-cronjob/" .. ns .. "/" .. owners[2].name .. "/" .. container
+  end
+  return "/k8s/" .. ns .. "/" .. pod.metadata.name .. "/" .. container
+end
+
+local RANDOM5 = string.rep("[bcdfghjklmnpqrstvwxz2456789]", 5)
+
+-- The workload coroot's app_id names, from a pod name alone as coroot reads
+-- it: a Deployment's pods are <name>-<1 to 10 hex digits>-<5 characters>, a
+-- DaemonSet's <name>-<5 characters>, a StatefulSet's <name>-<ordinal>.
+local function workload(pod)
+  local name, hash = pod:match("^(.+)%-([0-9a-f]+)%-" .. RANDOM5 .. "$")
+  if name and #hash <= 10 then
+    return name
+  end
+  return pod:match("^(.+)%-" .. RANDOM5 .. "$") or pod:match("^(.+)%-%d+$")
+end
+
+-- coroot's app_id of a container id: /k8s/<namespace>/<workload> for a
+-- /k8s/ id whose pod is named as a Deployment's, DaemonSet's or
+-- StatefulSet's; nil (coroot's empty app_id) for every other id, its
+-- /k8s-cronjob/ ones included.
+function _M.app_id(id)
+  if type(id) ~= "string" or id:sub(1, 5) ~= "/k8s/" then
+    return nil
+  end
+  local ns, pod = id:match("^/k8s/([a-z0-9%-]+)/([a-z0-9%-]+)/.")
+  local name = pod and workload(pod)
+  return name and "/k8s/" .. ns .. "/" .. name or nil
+end
+
+local Namer = {}
+Namer.__index = Namer
+
+-- A namer over index (kube/pods.lua): namer:name(id) gives the coroot name
+-- of a container id this module made from a runtime id (/containerd/<id>,
+-- /crio/<id>, /docker/<id>) when a pod of the index has that container, and
+-- id itself otherwise. Answers are cached until the index changes a pod;
+-- one made while the pod's owners are fetched is not kept.
+function _M.pod_namer(index)
+  local self = setmetatable({ index = index, cache = {} }, Namer)
+  index:on_change(function()
+    self.cache = {}
+  end)
+  return self
+end
+
+local RUNTIME_ID = "^/[%w%-]+/(" .. string.rep("%x", 64) .. ")$"
+
+function Namer:name(id)
+  if type(id) ~= "string" then
+    return id
+  end
+  local known = self.cache[id]
+  if known then
+    return known
+  end
+  local runtime_id = id:match(RUNTIME_ID)
+  local pod, status
+  if runtime_id then
+    pod, status = self.index:container(runtime_id)
+  end
+  if not pod then
+    self.cache[id] = id
+    return id
+  end
+  local owners = self.index:owners(pod)
+  local name = _M.pod_name(pod, status.name, owners)
+  if owners then
+    self.cache[id] = name
+  end
+  return name
 end
 
 local Resolver = {}

@@ -5,11 +5,12 @@
 -- counter / gauge / histogram) and the time (the events' ts, tick's now_ns)
 -- are given; the specs pass a recording registry.
 --
--- Every series carries `container_id` (net/coroot_container.lua names it).
--- coroot also adds `app_id`, which is "" for every id but its own
--- /k8s/<namespace>/<pod>/<container> ones, which moonrover cannot make (it
--- reads no runtime API); an empty label is no label to Prometheus, so it is
--- left out. Connection series are for outbound connections (role "client"):
+-- Every series carries `container_id` (net/coroot_container.lua names it)
+-- and, as coroot's do, `app_id` where coroot gives one: for the
+-- /k8s/<namespace>/<pod>/<container> ids of pods named as a Deployment's,
+-- DaemonSet's or StatefulSet's (coroot_container.app_id); elsewhere coroot's
+-- app_id is "", and an empty label is no label to Prometheus, so it is left
+-- out. Connection series are for outbound connections (role "client"):
 -- destination is the remote "ip:port" ("[ipv6]:port") as the tracer writes
 -- it (coroot writes a name learnt from DNS answers when it has one; moonrover
 -- does not parse DNS yet), and actual_destination the same address (coroot
@@ -30,6 +31,7 @@
 -- Events that cannot be attributed, and those of processes that are not
 -- measured (container id false), are counted in
 -- moonrover_net_metrics_events_ignored_total{reason}.
+local coroot_container = require("moonrover.net.coroot_container")
 local destination_filter = require("moonrover.net.destination_filter")
 
 local _M = {}
@@ -127,7 +129,7 @@ function Metrics:new_series(which, cid, a, b)
     self.dropped:inc()
     return nil
   end
-  local labels, values = { container_id = cid }, { a, b }
+  local labels, values = { container_id = cid, app_id = coroot_container.app_id(cid) }, { a, b }
   for _, l in ipairs(def[4]) do
     labels[l[1]] = l[2] and values[l[2]] or ""
   end

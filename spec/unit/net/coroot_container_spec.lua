@@ -233,3 +233,77 @@ describe("net container_id resolver", function()
     assert.is_true(r:stats().entries <= 4)
   end)
 end)
+
+describe("net container_id's names of Kubernetes pods", function()
+  local kube_feed = require("support.kube_feed")
+  local objects = require("support.kube.objects")
+  local pods = require("moonrover.kube.pods")
+  local CRON_ID = string.rep("c", 64)
+
+  -- A fake feed with the pod shop/cart-7d9f8b6c4-x2bzq (container "cart",
+  -- ID, of a Deployment's ReplicaSet) and ops/backup-28911440-q7w2r (a
+  -- CronJob's Job); a namer over an index of it, updated.
+  local function scene()
+    local feed = kube_feed.new()
+    local deploy = feed:put_owner(objects.owner({ kind = "Deployment", namespace = "shop", name = "cart" }))
+    local rs = feed:put_owner(objects.owner({ kind = "ReplicaSet", namespace = "shop", name = "cart-7d9f8b6c4",
+      owner = deploy }))
+    feed:add("pod", objects.pod({ name = "cart-7d9f8b6c4-x2bzq", namespace = "shop", owner = rs,
+      containers = { { name = "cart", id = ID } } }))
+    local cron = feed:put_owner(objects.owner({ kind = "CronJob", namespace = "ops", name = "backup" }))
+    local job = feed:put_owner(objects.owner({ kind = "Job", namespace = "ops", name = "backup-28911440",
+      owner = cron }))
+    feed:add("pod", objects.pod({ name = "backup-28911440-q7w2r", namespace = "ops", owner = job,
+      containers = { { name = "dump", id = CRON_ID, runtime = "cri-o" } } }))
+    local index = pods.new(feed)
+    index:update()
+    return feed, index, container_id.pod_namer(index)
+  end
+
+  it("names a known pod's container /k8s/<namespace>/<pod>/<container>, whatever its runtime", function()
+    local feed, _, names = scene()
+    feed:release()
+    for _, prefix in ipairs({ "/containerd/", "/crio/", "/docker/" }) do
+      assert.equal("/k8s/shop/cart-7d9f8b6c4-x2bzq/cart", names:name(prefix .. ID))
+    end
+  end)
+
+  it("names a CronJob's pods /k8s-cronjob/<namespace>/<cronjob>/<container> once its owners are known", function()
+    local feed, _, names = scene()
+    assert.equal("/k8s/ops/backup-28911440-q7w2r/dump", names:name("/crio/" .. CRON_ID))
+    feed:release()
+    assert.equal("/k8s-cronjob/ops/backup/dump", names:name("/crio/" .. CRON_ID))
+  end)
+
+  it("keeps every other id, and names a pod added later once the index has it", function()
+    local feed, index, names = scene()
+    feed:release()
+    local later = string.rep("d", 64)
+    for _, id in ipairs({ "/", "/system.slice/nginx.service", "/containerd/" .. later, false }) do
+      assert.equal(id, names:name(id))
+    end
+    assert.is_nil(names:name(nil))
+    feed:add("pod", objects.pod({ name = "web-0", namespace = "shop", containers = { { name = "web", id = later } } }))
+    index:update()
+    assert.equal("/k8s/shop/web-0/web", names:name("/containerd/" .. later))
+  end)
+
+  it("gives coroot's app_id: the workload of a Deployment's, DaemonSet's or StatefulSet's pod", function()
+    local cases = {
+      ["/k8s/shop/cart-7d9f8b6c4-x2bzq/cart"] = "/k8s/shop/cart",
+      ["/k8s/shop/cart-api-5f9-x2bzq/cart"] = "/k8s/shop/cart-api",
+      ["/k8s/kube-system/kube-proxy-x2bzq/kube-proxy"] = "/k8s/kube-system/kube-proxy",
+      ["/k8s/db/postgres-12/postgres"] = "/k8s/db/postgres",
+      ["/k8s/shop/cart-0123456789a-x2bzq/cart"] = "/k8s/shop/cart-0123456789a",
+      ["/k8s/shop/lone/c"] = false,
+      ["/k8s/shop/web.v2-0/c"] = false,
+      ["/k8s-cronjob/ops/backup/dump"] = false,
+      ["/containerd/" .. ID] = false,
+      ["/"] = false,
+    }
+    for id, want in pairs(cases) do
+      assert.equal(want or nil, container_id.app_id(id), id)
+    end
+    assert.is_nil(container_id.app_id(false))
+  end)
+end)

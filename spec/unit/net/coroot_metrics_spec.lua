@@ -67,6 +67,18 @@ describe("coroot_metrics connections", function()
       reg:lines("container_net_tcp_active_connections"))
   end)
 
+  it("labels a pod's series with coroot's app_id where coroot has one", function()
+    local m, reg = setup()
+    local pod_cid = "/k8s/shop/cart-7d9f8b6c4-x2bzq/cart"
+    m:on_conn_event(ev("connect", { connect_ns = 1000, container_id = pod_cid }))
+    m:on_exchange(exchange({ container_id = "/k8s/ops/lone/c" }))
+    assert.same({ 'container_net_tcp_successful_connects_total{actual_destination="10.0.0.2:80",'
+      .. 'app_id="/k8s/shop/cart",container_id="' .. pod_cid .. '",destination="10.0.0.2:80"} 1' },
+      reg:lines("container_net_tcp_successful_connects_total"))
+    assert.same({ 'container_http_requests_total{actual_destination="10.0.0.2:80",container_id="/k8s/ops/lone/c",'
+      .. 'destination="10.0.0.2:80",status="2xx"} 1' }, reg:lines("container_http_requests_total"))
+  end)
+
   it("gives the exact types and help lines", function()
     local m, reg = setup()
     m:on_conn_event(ev("connect", { connect_ns = 1000 }))
