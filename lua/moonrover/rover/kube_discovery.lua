@@ -4,7 +4,8 @@
 -- a second or two of its exec instead of at the next scan, a scan each
 -- second of the processes that exec'd since (kept a few seconds more while
 -- their container is not in the index yet: the kubelet writes a container's
--- id into the pod's status after starting it).
+-- id into the pod's status after starting it), and of those a full scan left
+-- waiting for their pod's owners.
 --
 --   local kd, err = kube_discovery.new({ analyzers = ..., instance_id = ..., cluster_name = ... }, sys)
 --   local ok, err = kd:start(agent, function() ... end)  -- called when the processes changed
@@ -58,6 +59,9 @@ function _M:full_scan(agent)
   local list, problems = self.finder:scan()
   log_problems(agent, problems)
   self.list = list
+  for _, pid in ipairs(self.finder.pending_pids) do
+    self.new_pids[pid] = self.new_pids[pid] or NEW_TRIES
+  end
   self.metrics.matched:set(self.finder.matched)
   self.metrics.waiting:set(self.finder.pending)
   return true

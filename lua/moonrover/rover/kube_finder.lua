@@ -24,7 +24,8 @@
 -- container_name, pod_name, pid, command_line, support_ebpf_profiling.
 -- A process whose names need an owner still being fetched is left out and
 -- tried again at the next scan; finder.matched and finder.pending count the
--- pod processes named and waiting at the last scan.
+-- pod processes named and waiting at the last full scan, finder.pending_pids
+-- lists the latter.
 local config_values = require("moonrover.config_values")
 local container_id = require("moonrover.rover.container_id")
 local kube_template = require("moonrover.rover.kube_template")
@@ -128,6 +129,7 @@ function _M.new(cfg, sys, index)
     told = {}, -- problems returned at the last scan, not repeated while they last
     matched = 0,
     pending = 0,
+    pending_pids = {},
   }, mt), nil
 end
 
@@ -271,7 +273,7 @@ function _M:scan(pids)
   end
   local rover = { instance_id = self.instance_id, host_ip = sys.host_ip(), host_name = sys.hostname(),
     ipv6 = sys.host_ipv6 }
-  local self_pid, result, waiting, matched, pending = sys.self_pid(), {}, {}, 0, 0
+  local self_pid, result, waiting, matched, pending = sys.self_pid(), {}, {}, 0, {}
   for _, pid in ipairs(pids or {}) do
     local ctx, unknown
     if pid ~= self_pid then
@@ -293,13 +295,13 @@ function _M:scan(pids)
           problems[#problems + 1] = problem
         end
       else
-        pending = pending + 1
+        pending[#pending + 1] = pid
         waiting[#waiting + 1] = pid
       end
     end
   end
   if full then
-    self.told, self.matched, self.pending = told, matched, pending
+    self.told, self.matched, self.pending, self.pending_pids = told, matched, #pending, pending
     self.profilable:scanned()
   else
     for problem in pairs(told) do

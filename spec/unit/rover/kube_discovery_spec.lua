@@ -154,6 +154,23 @@ describe("kube_discovery", function()
     assert.equal(updates + 1, index.updates)
   end)
 
+  it("scans each second a process a full scan left waiting for its pod's owners", function()
+    local pod = index.pods[1]
+    index:set_owners(pod, "pending")
+    local by_owner = { active = true, filters = {}, layer = "GENERAL", service_name = '{{.Pod.OwnerName "Deployment"}}',
+      instance_name = "{{.Pod.Name}}", process_name = "{{.Process.ExeName}}" }
+    local owned = assert(kube_discovery.new({ analyzers = { by_owner } }, fake_proc_facts.sys(procs)))
+    local its_agent = fake_agent()
+    assert.is_true(owned:start(its_agent, function() end))
+    its_agent.tick(0.5)
+    assert.same({}, owned:processes())
+    assert.equal(1, its_agent.gauges.moonrover_rover_kube_processes_waiting.value)
+    index:set_owners(pod, { { kind = "Deployment", name = "cart" } })
+    its_agent.tick(1)
+    assert.same({ 300 }, pids(owned:processes()))
+    assert.equal("cart", owned:processes()[1].entity.serviceName)
+  end)
+
   it("says so when the agent has no Kubernetes client", function()
     feed = nil
     local other = assert(kube_discovery.new({ analyzers = ANALYZERS }, fake_proc_facts.sys(procs)))
