@@ -52,26 +52,6 @@ profiling:
       report_interval: <report>s
 ]]
 
-local KUBECONFIG = [[
-apiVersion: v1
-kind: Config
-current-context: spec
-clusters:
-  - name: spec
-    cluster:
-      server: <server>
-      certificate-authority: <ca>
-users:
-  - name: spec
-    user:
-      token: <token>
-contexts:
-  - name: spec
-    context:
-      cluster: spec
-      user: spec
-]]
-
 -- Every reportProcesses entry (k8sProcess metadata) for pid, oldest first.
 local function reports_of(stub, pid)
   local out = {}
@@ -159,12 +139,6 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     api = assert(kube_api.start({ dir = dir .. "/api", token = token or "spec-token", node = NODE }))
   end
 
-  local function kubeconfig()
-    local path = dir .. "/kubeconfig"
-    write(path, (KUBECONFIG:gsub("<(%w+)>", { server = api:url(), ca = api.ca, token = api.first_token })))
-    return path
-  end
-
   -- opts: cluster (""), namespaces (""), properties (10), extra (agent
   -- options), how (rover_run's env and bin; default KUBECONFIG).
   local function start_agent(opts)
@@ -173,7 +147,7 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     local values = { port = stub.port, cluster = opts.cluster or '""', node = NODE,
       namespaces = opts.namespaces or '""', heartbeat = HEARTBEAT_S, properties = opts.properties or 10,
       check = CHECK_S, flush = FLUSH_S, report = REPORT_S }
-    local how = opts.how or { env = "KUBECONFIG=" .. q(kubeconfig()) }
+    local how = opts.how or { env = "KUBECONFIG=" .. q(api:kubeconfig(dir .. "/kubeconfig")) }
     agent = rover_run.start_agent(dir, CONFIG, values, opts.extra, nil, how)
   end
 
