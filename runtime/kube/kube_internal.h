@@ -36,6 +36,7 @@ struct kube_change {
 	uint32_t kind;
 	const char *type;
 	char *json; /* NULL for SYNCED */
+	size_t len; /* strlen(json), 0 for SYNCED */
 };
 
 struct kube_store {
@@ -44,7 +45,8 @@ struct kube_store {
 	size_t nobjects, cap_objects;
 	struct kube_change *log; /* oldest first, seq contiguous */
 	size_t nlog, cap_log;
-	size_t log_limit; /* the changes kept at least (more until a trim) */
+	size_t log_bytes; /* the text of the changes in the log */
+	size_t log_limit; /* the changes a trim keeps (fewer past LOG_BYTES_KEEP) */
 	uint64_t next_seq;
 	int synced[KUBE_KINDS];
 	uint64_t counts[KUBE_KINDS];
@@ -103,6 +105,7 @@ struct kube_get_entry {
 	int fetching;         /* the thread's transfer runs */
 	char *json;           /* GET_OK's object */
 	uint64_t done_at_ms;  /* when it was last answered */
+	uint64_t asked_at_ms; /* when mr_kube_get last asked for it */
 	uint64_t retry_at_ms; /* GET_FAILED: when to try again */
 	uint32_t backoff_ms;  /* after the last failure */
 	struct mr_kube *k;
