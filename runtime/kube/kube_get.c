@@ -11,7 +11,6 @@
 
 #include "base/grow_array.h"
 #include "base/string_map.h"
-#include "base/log.h"
 #include "kube/kube_internal.h"
 
 #define REFRESH_MS (10u * 60u * 1000u)
@@ -27,15 +26,7 @@ int mr_kube_gets_init(struct kube_gets *g)
 
 static void end_transfer(struct mr_kube *k, struct kube_get_entry *e)
 {
-	if (!e->easy)
-		return;
-	if (curl_multi_remove_handle(k->multi, e->easy) != CURLM_OK)
-		mr_log(MR_LEVEL_WARN, "kube",
-		       "libcurl kept a finished transfer: its memory is freed all the same");
-	mr_kube_easy_free(e->easy, e->headers);
-	e->easy = NULL;
-	e->headers = NULL;
-	mr_kube_body_reset(&e->body);
+	mr_kube_transfer_end(k, &e->easy, &e->headers, &e->body);
 }
 
 static void free_entry(struct mr_kube *k, struct kube_get_entry *e)

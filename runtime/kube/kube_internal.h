@@ -152,6 +152,10 @@ void *mr_kube_thread_main(void *arg);
 CURL *mr_kube_easy(struct mr_kube *k, const char *path_query, struct curl_slist **headers, char *curl_err,
 		   size_t (*write)(char *, size_t, size_t, void *), void *arg);
 void mr_kube_easy_free(CURL *easy, struct curl_slist *headers);
+/* Ends a transfer of the client's multi handle when one runs (*easy not
+ * NULL): removed, freed with its headers, its body emptied. */
+void mr_kube_transfer_end(struct mr_kube *k, CURL **easy, struct curl_slist **headers,
+			  struct kube_body *body);
 /* Notes an answer (connected) or a failure (counted, last_error); lock held. */
 void mr_kube_note_error(struct mr_kube *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The message of a finished transfer that failed (curl code or HTTP status). */
