@@ -371,10 +371,12 @@ struct mr_kube_opts {
 struct mr_kube *mr_kube_open(const struct mr_kube_opts *o, char *err, size_t errlen);
 /* Joins the thread and frees everything. */
 void mr_kube_close(struct mr_kube *k);
-/* GET /api/v1/nodes/<node_name>, blocking up to timeout_ms: 1 exists; 0
- * with err "node \"x\" not found" (404); -1 with err otherwise. */
+/* GET /api/v1/nodes/<node_name>, blocking up to timeout_ms: 0 when it
+ * exists; -ENOENT with err "node \"x\" not found" (404); another negative
+ * errno with err otherwise. */
 int mr_kube_check_node(struct mr_kube *k, uint32_t timeout_ms, char *err, size_t errlen);
-/* Starts the list+watch thread (after check_node). 0 or -1 with err. */
+/* Starts the list+watch thread (after check_node). 0 or a negative errno
+ * with err. */
 int mr_kube_start(struct mr_kube *k, char *err, size_t errlen);
 /* Changes after *cursor (0 at first): JSON lines written into buf, each
  * {"kind":"pod"|"service","type":"ADDED"|"MODIFIED"|"DELETED"|"SYNCED","object":{...}}

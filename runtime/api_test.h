@@ -216,10 +216,10 @@ int32_t mr_script_memory_try(const char *chunk, uint64_t limit, int32_t wrapped,
 
 /* ------------------------------------------------------------- kubernetes */
 
-/* Before mr_kube_start: the fewest changes the client's log keeps (16384
- * by default; a trim leaves this many) and the items a list page asks for
- * (500), so that a spec can make a cursor too old and a list of pages;
- * 0 keeps a default. */
+/* Before mr_kube_start: the changes the client's log keeps (16384 by
+ * default; a trim leaves this many, fewer when their objects' text passes
+ * 32 MiB) and the items a list page asks for (500), so that a spec can make
+ * a cursor too old and a list of pages; 0 keeps a default. */
 void mr_kube_set_limits(struct mr_kube *k, uint32_t log_changes, uint32_t page_items);
 
 /* ----------------------------------------------------------------- metrics */

@@ -149,8 +149,8 @@ int mr_kube_check_node(struct mr_kube *k, uint32_t timeout_ms, char *err, size_t
 	free(path);
 	curl_free(name);
 	if (!e)
-		return mr_error(err, errlen, -1, "cannot make the request for node \"%s\": out of memory",
-				k->node_name);
+		return mr_error(err, errlen, -ENOMEM,
+				"cannot make the request for node \"%s\": out of memory", k->node_name);
 	rc = curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
 	rc = rc ?: curl_easy_perform(e);
 	if (rc == CURLE_OK && curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http) != CURLE_OK)
@@ -166,10 +166,10 @@ int mr_kube_check_node(struct mr_kube *k, uint32_t timeout_ms, char *err, size_t
 		mr_kube_token_refresh(k, 1);
 	pthread_mutex_unlock(&k->lock);
 	if (rc == CURLE_OK && http == 200)
-		return 1;
+		return 0;
 	if (rc == CURLE_OK && http == 404)
-		return mr_error(err, errlen, 0, "node \"%s\" not found", k->node_name);
-	return mr_error(err, errlen, -1, "cannot get node \"%s\": %s", k->node_name, why);
+		return mr_error(err, errlen, -ENOENT, "node \"%s\" not found", k->node_name);
+	return mr_error(err, errlen, -EIO, "cannot get node \"%s\": %s", k->node_name, why);
 }
 
 int mr_kube_start(struct mr_kube *k, char *err, size_t errlen)
@@ -177,10 +177,10 @@ int mr_kube_start(struct mr_kube *k, char *err, size_t errlen)
 	int rc;
 
 	if (k->started)
-		return mr_error(err, errlen, -1, "the Kubernetes client runs already");
+		return mr_error(err, errlen, -EBUSY, "the Kubernetes client runs already");
 	rc = mr_thread_start(&k->thread, &k->started, "mr-kube", mr_kube_thread_main, k);
 	if (!k->started)
-		return mr_error(err, errlen, -1, "cannot start the Kubernetes client's thread: %s",
+		return mr_error(err, errlen, rc, "cannot start the Kubernetes client's thread: %s",
 				strerror(-rc));
 	return 0;
 }

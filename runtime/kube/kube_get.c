@@ -1,7 +1,8 @@
 /* kube_get.c - single objects by API path (a pod's owners): the first ask
  * queues a GET and answers "not yet"; the answer is then kept, an object
  * or a 404, and fetched again after 10 minutes while the old one is still
- * served; another failure is retried after a backoff. */
+ * served; another failure is retried after a backoff. A path nobody asked
+ * for in 30 minutes is forgotten (owners come and go with rollouts). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,10 @@
 
 #include "base/grow_array.h"
 #include "base/string_map.h"
-#include "base/log.h"
 #include "kube/kube_internal.h"
 
 #define REFRESH_MS (10u * 60u * 1000u)
+#define FORGET_MS (30u * 60u * 1000u)
 #define GETS_AT_ONCE 4
 
 int mr_kube_gets_init(struct kube_gets *g)
@@ -25,27 +26,23 @@ int mr_kube_gets_init(struct kube_gets *g)
 
 static void end_transfer(struct mr_kube *k, struct kube_get_entry *e)
 {
-	if (!e->easy)
-		return;
-	if (curl_multi_remove_handle(k->multi, e->easy) != CURLM_OK)
-		mr_log(MR_LEVEL_WARN, "kube",
-		       "libcurl kept a finished transfer: its memory is freed all the same");
-	mr_kube_easy_free(e->easy, e->headers);
-	e->easy = NULL;
-	e->headers = NULL;
-	mr_kube_body_reset(&e->body);
+	mr_kube_transfer_end(k, &e->easy, &e->headers, &e->body);
+}
+
+static void free_entry(struct mr_kube *k, struct kube_get_entry *e)
+{
+	end_transfer(k, e);
+	free(e->path);
+	free(e->json);
+	free(e);
 }
 
 void mr_kube_gets_free(struct mr_kube *k)
 {
 	struct kube_gets *g = &k->gets;
 
-	for (size_t i = 0; i < g->n; i++) {
-		end_transfer(k, g->entries[i]);
-		free(g->entries[i]->path);
-		free(g->entries[i]->json);
-		free(g->entries[i]);
-	}
+	for (size_t i = 0; i < g->n; i++)
+		free_entry(k, g->entries[i]);
 	free(g->entries);
 	mr_string_map_free(g->by_path);
 	memset(g, 0, sizeof(*g));
@@ -122,7 +119,8 @@ int64_t mr_kube_get(struct mr_kube *k, const char *path, char *buf, size_t cap)
 		errno = ENOMEM;
 		return -1;
 	}
-	if (due(e, mr_kube_now_ms()))
+	e->asked_at_ms = mr_kube_now_ms();
+	if (due(e, e->asked_at_ms))
 		e->queued = wake = 1;
 	n = answer(e, buf, cap);
 	pthread_mutex_unlock(&k->lock);
@@ -140,6 +138,15 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
 	return mr_kube_body_write(&e->body, data, size * n);
 }
 
+/* The GET failed: asked again after the next backoff; lock held. */
+static void failed(struct kube_get_entry *e, uint64_t now)
+{
+	e->backoff_ms = mr_kube_backoff(e->backoff_ms);
+	e->retry_at_ms = now + e->backoff_ms;
+	if (e->last != GET_OK)
+		e->last = GET_FAILED;
+}
+
 static void start(struct mr_kube *k, struct kube_get_entry *e)
 {
 	e->easy = mr_kube_easy(k, e->path, &e->headers, e->curl_err, on_data, e);
@@ -152,9 +159,26 @@ static void start(struct mr_kube *k, struct kube_get_entry *e)
 	e->headers = NULL;
 	pthread_mutex_lock(&k->lock);
 	e->fetching = 0;
-	e->queued = 1;
 	mr_kube_note_error(k, "cannot start a request for %s: out of memory", e->path);
+	failed(e, mr_kube_now_ms());
 	pthread_mutex_unlock(&k->lock);
+}
+
+/* Drops the entries nobody asked for in FORGET_MS that wait for nothing;
+ * lock held. */
+static void forget_unasked(struct mr_kube *k, uint64_t now)
+{
+	struct kube_gets *g = &k->gets;
+
+	for (size_t i = g->n; i-- > 0;) {
+		struct kube_get_entry *e = g->entries[i];
+
+		if (e->queued || e->fetching || now - e->asked_at_ms < FORGET_MS)
+			continue;
+		mr_string_map_take(g->by_path, e->path);
+		g->entries[i] = g->entries[--g->n];
+		free_entry(k, e);
+	}
 }
 
 void mr_kube_gets_tick(struct mr_kube *k)
@@ -163,6 +187,7 @@ void mr_kube_gets_tick(struct mr_kube *k)
 	size_t n = 0, busy = 0;
 
 	pthread_mutex_lock(&k->lock);
+	forget_unasked(k, mr_kube_now_ms());
 	for (size_t i = 0; i < k->gets.n; i++)
 		busy += (size_t)k->gets.entries[i]->fetching;
 	for (size_t i = 0; i < k->gets.n && busy + n < GETS_AT_ONCE; i++) {
@@ -218,10 +243,7 @@ void mr_kube_get_done(struct kube_get_entry *e, CURLcode rc)
 		mr_kube_note_error(k, "GET %s: %s", e->path, why);
 		if (http == 401)
 			mr_kube_token_refresh(k, 1);
-		e->backoff_ms = mr_kube_backoff(e->backoff_ms);
-		e->retry_at_ms = now + e->backoff_ms;
-		if (e->last != GET_OK)
-			e->last = GET_FAILED;
+		failed(e, now);
 	}
 	pthread_mutex_unlock(&k->lock);
 	end_transfer(k, e);

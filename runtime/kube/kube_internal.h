@@ -36,6 +36,7 @@ struct kube_change {
 	uint32_t kind;
 	const char *type;
 	char *json; /* NULL for SYNCED */
+	size_t len; /* strlen(json), 0 for SYNCED */
 };
 
 struct kube_store {
@@ -44,7 +45,8 @@ struct kube_store {
 	size_t nobjects, cap_objects;
 	struct kube_change *log; /* oldest first, seq contiguous */
 	size_t nlog, cap_log;
-	size_t log_limit; /* the changes kept at least (more until a trim) */
+	size_t log_bytes; /* the text of the changes in the log */
+	size_t log_limit; /* the changes a trim keeps (fewer past LOG_BYTES_KEEP) */
 	uint64_t next_seq;
 	int synced[KUBE_KINDS];
 	uint64_t counts[KUBE_KINDS];
@@ -103,6 +105,7 @@ struct kube_get_entry {
 	int fetching;         /* the thread's transfer runs */
 	char *json;           /* GET_OK's object */
 	uint64_t done_at_ms;  /* when it was last answered */
+	uint64_t asked_at_ms; /* when mr_kube_get last asked for it */
 	uint64_t retry_at_ms; /* GET_FAILED: when to try again */
 	uint32_t backoff_ms;  /* after the last failure */
 	struct mr_kube *k;
@@ -149,6 +152,10 @@ void *mr_kube_thread_main(void *arg);
 CURL *mr_kube_easy(struct mr_kube *k, const char *path_query, struct curl_slist **headers, char *curl_err,
 		   size_t (*write)(char *, size_t, size_t, void *), void *arg);
 void mr_kube_easy_free(CURL *easy, struct curl_slist *headers);
+/* Ends a transfer of the client's multi handle when one runs (*easy not
+ * NULL): removed, freed with its headers, its body emptied. */
+void mr_kube_transfer_end(struct mr_kube *k, CURL **easy, struct curl_slist **headers,
+			  struct kube_body *body);
 /* Notes an answer (connected) or a failure (counted, last_error); lock held. */
 void mr_kube_note_error(struct mr_kube *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The message of a finished transfer that failed (curl code or HTTP status). */

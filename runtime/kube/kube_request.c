@@ -175,3 +175,16 @@ void mr_kube_easy_free(CURL *easy, struct curl_slist *headers)
 		curl_easy_cleanup(easy);
 	curl_slist_free_all(headers);
 }
+
+void mr_kube_transfer_end(struct mr_kube *k, CURL **easy, struct curl_slist **headers, struct kube_body *body)
+{
+	if (!*easy)
+		return;
+	if (curl_multi_remove_handle(k->multi, *easy) != CURLM_OK)
+		mr_log(MR_LEVEL_WARN, "kube",
+		       "libcurl kept a finished transfer: its memory is freed all the same");
+	mr_kube_easy_free(*easy, *headers);
+	*easy = NULL;
+	*headers = NULL;
+	mr_kube_body_reset(body);
+}

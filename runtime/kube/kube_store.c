@@ -13,6 +13,11 @@
 #include "kube/kube_internal.h"
 
 #define LOG_LIMIT 16384
+/* The objects' text the log may hold: a trim brings it back under
+ * LOG_BYTES_KEEP, so that many large objects (or one changed often) cannot
+ * hold more than that, whatever the count. */
+#define LOG_BYTES_MAX (64u << 20)
+#define LOG_BYTES_KEEP (32u << 20)
 
 static const char *const KIND_NAMES[KUBE_KINDS] = { "pod", "service" };
 
@@ -46,16 +51,19 @@ void mr_kube_store_free(struct kube_store *s)
 }
 
 /* Drops the oldest changes once the log holds half as many again as it
- * keeps, so that a trim's copy is paid once per many changes. */
+ * keeps, or more text than LOG_BYTES_MAX, so that a trim's copy is paid
+ * once per many changes. */
 static void trim(struct kube_store *s)
 {
-	size_t drop;
+	size_t drop = 0;
 
-	if (s->nlog <= s->log_limit + s->log_limit / 2)
+	if (s->nlog <= s->log_limit + s->log_limit / 2 && s->log_bytes <= LOG_BYTES_MAX)
 		return;
-	drop = s->nlog - s->log_limit;
-	for (size_t i = 0; i < drop; i++)
-		free(s->log[i].json);
+	while (drop < s->nlog && (s->nlog - drop > s->log_limit || s->log_bytes > LOG_BYTES_KEEP)) {
+		s->log_bytes -= s->log[drop].len;
+		free(s->log[drop].json);
+		drop++;
+	}
 	memmove(s->log, s->log + drop, (s->nlog - drop) * sizeof(*s->log));
 	s->nlog -= drop;
 }
@@ -70,8 +78,10 @@ static int log_change(struct kube_store *s, uint32_t kind, const char *type, cha
 		return -ENOMEM;
 	}
 	s->log = grown;
-	s->log[s->nlog++] =
-		(struct kube_change){ .seq = s->next_seq++, .kind = kind, .type = type, .json = json };
+	s->log[s->nlog++] = (struct kube_change){
+		.seq = s->next_seq++, .kind = kind, .type = type, .json = json, .len = json ? strlen(json) : 0
+	};
+	s->log_bytes += s->log[s->nlog - 1].len;
 	trim(s);
 	return 0;
 }
@@ -98,9 +108,11 @@ static int add_object(struct kube_store *s, struct kube_object *o)
 	struct kube_object **grown = mr_grow_array(s->objects, &s->cap_objects, s->nobjects + 1,
 						   sizeof(*grown));
 
-	if (!grown || mr_string_map_put(s->by_uid, o->uid, o) != 0)
+	if (!grown)
 		return -ENOMEM;
-	s->objects = grown;
+	s->objects = grown; /* a larger copy: the old array is freed */
+	if (mr_string_map_put(s->by_uid, o->uid, o) != 0)
+		return -ENOMEM;
 	o->slot = s->nobjects;
 	s->objects[s->nobjects++] = o;
 	s->counts[o->kind]++;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/log.h"
 #include "kube/kube_internal.h"
 
 #define WATCH_TIMEOUT_S 600
@@ -64,15 +63,7 @@ int mr_kube_streams_init(struct mr_kube *k, const char *namespaces)
 
 void mr_kube_stream_end(struct kube_stream *st)
 {
-	if (!st->easy)
-		return;
-	if (curl_multi_remove_handle(st->k->multi, st->easy) != CURLM_OK)
-		mr_log(MR_LEVEL_WARN, "kube",
-		       "libcurl kept a finished transfer: its memory is freed all the same");
-	mr_kube_easy_free(st->easy, st->headers);
-	st->easy = NULL;
-	st->headers = NULL;
-	mr_kube_body_reset(&st->body);
+	mr_kube_transfer_end(st->k, &st->easy, &st->headers, &st->body);
 }
 
 void mr_kube_streams_free(struct mr_kube *k)

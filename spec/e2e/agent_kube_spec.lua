@@ -1,8 +1,8 @@
--- agent_kube_spec.lua - the agent with a Kubernetes client
--- (mr_agent_opts.kube), run by spec/support/kube_agent.lua against the
--- stand-in API server: the moonrover_kube_* metrics follow the client's
--- status, a script reads the client's changes through client.agent(), and
--- the agent's caller closes the client after a clean stop.
+-- agent_kube_spec.lua - `moonrover agent --config FILE` with Kubernetes
+-- discovery active and KUBECONFIG naming the stand-in API server: the
+-- agent opens its client (kube/agent_client.lua), the moonrover_kube_*
+-- metrics follow the client's status, a script reads the client's changes
+-- through client.agent(), and the agent stops cleanly with it.
 local e2e = require("support.e2e")
 local agent_run = require("support.agent_run")
 local kube_api = require("support.kube_api")
@@ -36,6 +36,15 @@ agent.every(0.2, function()
 end)
 ]]
 
+-- Kubernetes discovery alone: without a core section the Rover drop-in
+-- stays off.
+local CONFIG = [[
+process_discovery:
+  kubernetes:
+    active: true
+    node_name: node-a
+]]
+
 local function pod(name)
   return kube_api.pod({ namespace = "shop", name = name, node = "node-a", containers = { { name = "app" } } })
 end
@@ -57,15 +66,9 @@ describe("the agent with a Kubernetes client (end to end)", function()
     assert(stub:add_pod(pod("cart-1")))
     assert(stub:add_service(kube_api.service({ namespace = "shop", name = "cart", selector = { app = "cart" } })))
     write(env.scripts .. "/kube_probe.lua", SCRIPT)
-    -- The agent's scripts search the build's generated modules only when
-    -- the moonrover binary started them (mr_cli_main): run by luajit, they
-    -- find moonrover.consts in their own directory.
-    assert(os.execute("mkdir -m 755 " .. e2e.quote(env.scripts .. "/moonrover")) == 0)
-    assert(os.execute(string.format("cp %s %s", e2e.quote(e2e.generated_lua_dir .. "/moonrover/consts.lua"),
-      e2e.quote(env.scripts .. "/moonrover/consts.lua"))) == 0)
-    local driver = table.concat({ "luajit", e2e.quote(e2e.lua_dir .. "/../spec/support/kube_agent.lua"),
-      e2e.quote(stub:url()), e2e.quote(stub.ca), e2e.quote(stub.first_token), "node-a" }, " ")
-    local agent = env:start(nil, nil, driver)
+    write(env.dir .. "/rover.yaml", CONFIG)
+    local kubeconfig = stub:kubeconfig(env.dir .. "/kubeconfig")
+    local agent = env:start("--config " .. e2e.quote(env.dir .. "/rover.yaml"), "KUBECONFIG=" .. e2e.quote(kubeconfig))
     assert(agent.port, "the agent did not start: " .. agent:log_tail())
     assert(agent_run.wait_for(function() return agent:metric("spec_kube_pods") == 1 end, 20),
       "the script saw no pod: " .. agent:log_tail())

@@ -52,42 +52,13 @@ profiling:
       report_interval: <report>s
 ]]
 
-local KUBECONFIG = [[
-apiVersion: v1
-kind: Config
-current-context: spec
-clusters:
-  - name: spec
-    cluster:
-      server: <server>
-      certificate-authority: <ca>
-users:
-  - name: spec
-    user:
-      token: <token>
-contexts:
-  - name: spec
-    context:
-      cluster: spec
-      user: spec
-]]
-
--- The properties of a reported process as a table.
-local function properties(meta)
-  local out = {}
-  for _, kv in ipairs(meta.properties or {}) do
-    out[kv.key] = kv.value
-  end
-  return out
-end
-
 -- Every reportProcesses entry (k8sProcess metadata) for pid, oldest first.
 local function reports_of(stub, pid)
   local out = {}
   for _, r in ipairs(stub:records("reportProcesses")) do
     for _, p in ipairs(r.message.processes or {}) do
       local k = p.k8sProcess
-      if k and tonumber(properties(k).pid) == pid then
+      if k and tonumber(oap.key_values(k.properties).pid) == pid then
         out[#out + 1] = { time = r.time, meta = k }
       end
     end
@@ -106,34 +77,6 @@ local function kept_alive_after(stub, service, time)
     end
   end
   return n
-end
-
-local function sh(cmd)
-  local p = io.popen(cmd)
-  local v = p:read("*l")
-  p:close()
-  return v
-end
-
--- The stand-in's process id of an entity (a hash of its names, as OAP's).
-local function oap_process_id(service, instance, process)
-  return sh(string.format("printf '%%s\\0%%s\\0%%s' %s %s %s | sha256sum | cut -d' ' -f1", q(service),
-    q(instance), q(process)))
-end
-
--- The sum of the values of the meters named name whose labels include want.
-local function sum(stub, name, want)
-  local total = 0
-  for _, m in ipairs(stub:meters(name)) do
-    local match = true
-    for k, v in pairs(want) do
-      match = match and m.labels[k] == v
-    end
-    if match then
-      total = total + m.value
-    end
-  end
-  return total
 end
 
 describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server and OAP)", function()
@@ -196,12 +139,6 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     api = assert(kube_api.start({ dir = dir .. "/api", token = token or "spec-token", node = NODE }))
   end
 
-  local function kubeconfig()
-    local path = dir .. "/kubeconfig"
-    write(path, (KUBECONFIG:gsub("<(%w+)>", { server = api:url(), ca = api.ca, token = api.first_token })))
-    return path
-  end
-
   -- opts: cluster (""), namespaces (""), properties (10), extra (agent
   -- options), how (rover_run's env and bin; default KUBECONFIG).
   local function start_agent(opts)
@@ -210,7 +147,7 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     local values = { port = stub.port, cluster = opts.cluster or '""', node = NODE,
       namespaces = opts.namespaces or '""', heartbeat = HEARTBEAT_S, properties = opts.properties or 10,
       check = CHECK_S, flush = FLUSH_S, report = REPORT_S }
-    local how = opts.how or { env = "KUBECONFIG=" .. q(kubeconfig()) }
+    local how = opts.how or { env = "KUBECONFIG=" .. q(api:kubeconfig(dir .. "/kubeconfig")) }
     agent = rover_run.start_agent(dir, CONFIG, values, opts.extra, nil, how)
   end
 
@@ -239,7 +176,7 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     local w = await_reported(web).meta
     assert.same({ layer = "K8S_SERVICE", serviceName = "c1::web.shop", instanceName = "web-1",
       processName = "cpu_ratio", labels = { "k8s-service" } }, w.entity)
-    local props = properties(w)
+    local props = oap.key_values(w.properties)
     assert.same(tostring(web), props.pid)
     assert.same("true", props.support_ebpf_profiling)
     local c = await_reported(cart).meta
@@ -332,9 +269,9 @@ describe("Rover drop-in Kubernetes discovery (end to end, stand-in API server an
     end
     words[#words + 1] = "-o /dev/null file://" .. hold
     local curl = fetch:start(table.concat(words, " "))
-    local id = oap_process_id(names.serviceName, names.instanceName, names.processName)
+    local id = oap.process_id(names.serviceName, names.instanceName, names.processName)
     await(sent .. " requests metered on the pod's server side", REPORT_S, function()
-      return sum(stub, "rover_net_p_http1_request_counter", { server_process_id = id, side = "server" }) >= sent
+      return stub:meter_sum("rover_net_p_http1_request_counter", { server_process_id = id, side = "server" }) >= sent
     end)
     local dst = "127.0.0.1:" .. server.port
     -- client-1 is named as a StatefulSet's pods are: coroot's app_id is its set's.

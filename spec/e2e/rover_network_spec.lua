@@ -72,12 +72,6 @@ end
 
 local B3_TRACE, B3_SPAN = "80f198ee56343ba864fe8b2a57d3eff7", "e457b5a2e4d86bd1"
 
--- The stand-in's process id of an entity (a hash of its names, like OAP's).
-local function oap_process_id(process)
-  local _, out = e2e.run(string.format("printf '%%s\\0%%s\\0%%s' spec-web spec-instance %s | sha256sum", process))
-  return out:match("^(%x+)")
-end
-
 local function reported_pids(stub)
   local pids = {}
   for _, r in ipairs(stub:records("reportProcesses")) do
@@ -88,22 +82,6 @@ local function reported_pids(stub)
     end
   end
   return pids
-end
-
--- The sum of the values of the meters named name whose labels include all
--- of want.
-local function sum(stub, name, want)
-  local total = 0
-  for _, m in ipairs(stub:meters(name)) do
-    local match = true
-    for k, v in pairs(want) do
-      match = match and m.labels[k] == v
-    end
-    if match then
-      total = total + m.value
-    end
-  end
-  return total
 end
 
 describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
@@ -180,25 +158,26 @@ describe("Rover drop-in NETWORK task (end to end, stand-in OAP)", function()
     assert.equal(0, code, err)
     local sent = 17
 
-    local nginx_id, backend_id = oap_process_id("nginx"), oap_process_id("backend")
+    local nginx_id = oap.process_id("spec-web", "spec-instance", "nginx")
+    local backend_id = oap.process_id("spec-web", "spec-instance", "backend")
     local served = { server_process_id = nginx_id, side = "server" }
     await(sent .. " requests metered on nginx's server side", REPORT_S, function()
-      return sum(stub, "rover_net_p_http1_request_counter", served) >= sent
+      return stub:meter_sum("rover_net_p_http1_request_counter", served) >= sent
     end)
     -- Two more reports: nothing counted twice, nothing late.
     os.execute("sleep " .. 2 * REPORT_S)
-    assert.equal(sent, sum(stub, "rover_net_p_http1_request_counter", served))
+    assert.equal(sent, stub:meter_sum("rover_net_p_http1_request_counter", served))
     served.code = "200"
-    assert.equal(13, sum(stub, "rover_net_p_http1_response_status_counter", served))
+    assert.equal(13, stub:meter_sum("rover_net_p_http1_response_status_counter", served))
     served.code = "404"
-    assert.equal(3, sum(stub, "rover_net_p_http1_response_status_counter", served))
+    assert.equal(3, stub:meter_sum("rover_net_p_http1_response_status_counter", served))
     served.code = "500"
-    assert.equal(1, sum(stub, "rover_net_p_http1_response_status_counter", served))
-    assert.equal(2, sum(stub, "rover_net_p_http1_request_counter", { server_process_id = backend_id,
+    assert.equal(1, stub:meter_sum("rover_net_p_http1_response_status_counter", served))
+    assert.equal(2, stub:meter_sum("rover_net_p_http1_request_counter", { server_process_id = backend_id,
       client_process_id = nginx_id, side = "server" }))
-    assert.equal(2, sum(stub, "rover_net_p_http1_request_counter", { client_process_id = nginx_id,
+    assert.equal(2, stub:meter_sum("rover_net_p_http1_request_counter", { client_process_id = nginx_id,
       server_process_id = backend_id, side = "client" }))
-    assert.is_true(sum(stub, "rover_net_p_server_read_bytes_counter", { server_process_id = nginx_id }) > 0)
+    assert.is_true(stub:meter_sum("rover_net_p_server_read_bytes_counter", { server_process_id = nginx_id }) > 0)
     -- The agent's own count: nginx's 17 as a server, 2 as the backend's client, the backend's 2.
     local ids = { nginx_id, backend_id }
     table.sort(ids)

@@ -73,12 +73,6 @@ local function sh(cmd)
   return v
 end
 
--- The stand-in's process id of an entity (like OAP's: a hash of the names).
-local function oap_process_id(service, instance, process)
-  return sh(string.format("printf '%%s\\0%%s\\0%%s' %s %s %s | sha256sum | cut -d' ' -f1", service, instance,
-    process))
-end
-
 describe("Rover drop-in (end to end, stand-in OAP)", function()
   local dir, stub, agent, workload, idle
 
@@ -253,7 +247,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
 
   it("runs a task whose process is only reported after the task was first seen", function()
     start_all({ workload = false })
-    local id = oap_process_id("spec-service", "spec-instance", "cpu_ratio")
+    local id = oap.process_id("spec-service", "spec-instance", "cpu_ratio")
     stub:write_tasks({ task({ taskId = "spec-early", serviceName = false, processIds = { id } }) })
     await("2 queryTasks", FIRST_QUERY_S + CHECK_S, function() return #stub:records("queryTasks") >= 2 end)
     workload = spawn("cpu_ratio")
@@ -311,7 +305,7 @@ describe("Rover drop-in (end to end, stand-in OAP)", function()
     end)
     local function taken(process)
       return agent:metric(string.format('moonrover_rover_task_samples{process="%s",task="spec-count"}',
-        oap_process_id("spec-service", "spec-instance", process)))
+        oap.process_id("spec-service", "spec-instance", process)))
     end
     local function sent()
       local n = 0

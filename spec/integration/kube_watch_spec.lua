@@ -6,7 +6,6 @@
 -- keeps.
 local rt = require("moonrover.rt").with_test_api()
 local clock = require("support.clock")
-local e2e = require("support.e2e")
 local kube_api = require("support.kube_api")
 local kube_view = require("support.kube_view")
 
@@ -20,52 +19,39 @@ local function is_watch(r)
 end
 
 describe("Kubernetes client list and watch", function()
-  local stub, feed
-
-  before_each(function()
-    stub = assert(kube_api.start({ node = "node-a" }))
-  end)
-
-  after_each(function()
-    if feed then
-      feed:close()
-      feed = nil
-    end
-    stub:stop()
-    e2e.rmdir(stub.dir)
-  end)
+  local case = kube_view.each_case(before_each, after_each)
 
   it("lists then watches the node's pods and every service, with the API server's query", function()
-    assert(stub:add_pod(pod("shop", "cart-1")))
-    assert(stub:add_pod(pod("shop", "elsewhere", "node-b")))
-    assert(stub:add_service(kube_api.service({ namespace = "shop", name = "cart", selector = { app = "cart" } })))
-    assert(stub:add_service(kube_api.service({ namespace = "web", name = "front", selector = { app = "front" } })))
-    feed = assert(kube_view.open(stub))
+    assert(case.stub:add_pod(pod("shop", "cart-1")))
+    assert(case.stub:add_pod(pod("shop", "elsewhere", "node-b")))
+    assert(case.stub:add_service(kube_api.service({ namespace = "shop", name = "cart", selector = { app = "cart" } })))
+    assert(case.stub:add_service(kube_api.service({ namespace = "web", name = "front", selector = { app = "front" } })))
+    local feed = assert(case:open())
     assert(feed:check_node(5000))
     assert(feed:start())
     local view = kube_view.view(feed)
     assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "no SYNCED for both kinds")
     assert.same({ "shop/cart-1" }, view:names("pod"))
     assert.same({ "shop/cart", "web/front" }, view:names("service"))
-    assert(stub:wait_watches(2), "the client did not watch both kinds")
+    assert(case.stub:wait_watches(2), "the client did not watch both kinds")
 
-    local pods = stub:requests(function(r) return r.path == "/api/v1/pods" end)
+    local pods = case.stub:requests(function(r) return r.path == "/api/v1/pods" end)
     assert.same({ fieldSelector = "spec.nodeName=node-a", limit = "500" }, pods[1].query)
-    local watch = stub:requests(function(r) return is_watch(r) and r.path == "/api/v1/pods" end)[1]
+    local watch = case.stub:requests(function(r) return is_watch(r) and r.path == "/api/v1/pods" end)[1]
     assert.equals("spec.nodeName=node-a", watch.query.fieldSelector)
     assert.equals("true", watch.query.allowWatchBookmarks)
     assert.matches("^%d+$", watch.query.resourceVersion)
-    local svc = stub:requests(function(r) return is_watch(r) and r.path == "/api/v1/services" end)[1]
+    local svc = case.stub:requests(function(r) return is_watch(r) and r.path == "/api/v1/services" end)[1]
     assert.is_nil(svc.query.fieldSelector)
 
-    assert(stub:add_pod(pod("shop", "cart-2")))
+    assert(case.stub:add_pod(pod("shop", "cart-2")))
     assert(view:wait(function(v) return v.objects.pod["shop/cart-2"] end), "no ADDED for cart-2")
     local changed = pod("shop", "cart-2")
     changed.metadata.labels = { app = "cart", rev = "2" }
-    assert(stub:add_pod(changed))
+    assert(case.stub:add_pod(changed))
     assert(view:wait(function(v) return v.last.type == "MODIFIED" end), "no MODIFIED")
     assert.equals("2", view.objects.pod["shop/cart-2"].metadata.labels.rev)
-    assert(stub:delete_pod("shop", "cart-2"))
+    assert(case.stub:delete_pod("shop", "cart-2"))
     assert(view:wait(function(v) return v.last.type == "DELETED" end), "no DELETED")
     assert.same({ "shop/cart-1" }, view:names("pod"))
     assert.is_nil(view.objects.pod["shop/cart-1"].metadata.managedFields)
@@ -76,20 +62,20 @@ describe("Kubernetes client list and watch", function()
   end)
 
   it("watches only the namespaces asked for", function()
-    assert(stub:add_pod(pod("shop", "cart-1")))
-    assert(stub:add_pod(pod("web", "front-1")))
-    assert(stub:add_pod(pod("other", "x-1")))
-    feed = assert(kube_view.open(stub, { namespaces = "shop, web," }))
+    assert(case.stub:add_pod(pod("shop", "cart-1")))
+    assert(case.stub:add_pod(pod("web", "front-1")))
+    assert(case.stub:add_pod(pod("other", "x-1")))
+    local feed = assert(case:open({ namespaces = "shop, web," }))
     assert(feed:start())
     local view = kube_view.view(feed)
     assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "not synced")
     assert.same({ "shop/cart-1", "web/front-1" }, view:names("pod"))
-    assert(stub:add_pod(pod("other", "x-2")))
-    assert(stub:add_pod(pod("web", "front-2")))
+    assert(case.stub:add_pod(pod("other", "x-2")))
+    assert(case.stub:add_pod(pod("web", "front-2")))
     assert(view:wait(function(v) return v.objects.pod["web/front-2"] end), "no ADDED for web/front-2")
     assert.is_nil(view.objects.pod["other/x-2"])
     local paths = {}
-    for _, r in ipairs(stub:requests(function(r) return not is_watch(r) and r.path:match("pods$") end)) do
+    for _, r in ipairs(case.stub:requests(function(r) return not is_watch(r) and r.path:match("pods$") end)) do
       paths[#paths + 1] = r.path
     end
     table.sort(paths)
@@ -98,15 +84,15 @@ describe("Kubernetes client list and watch", function()
 
   it("lists in pages, each asking for the next with continue", function()
     for i = 1, 5 do
-      assert(stub:add_pod(pod("shop", "cart-" .. i)))
+      assert(case.stub:add_pod(pod("shop", "cart-" .. i)))
     end
-    feed = assert(kube_view.open(stub))
+    local feed = assert(case:open())
     rt.lib.mr_kube_set_limits(feed.k, 0, 2)
     assert(feed:start())
     local view = kube_view.view(feed)
     assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "not synced")
     assert.same({ "shop/cart-1", "shop/cart-2", "shop/cart-3", "shop/cart-4", "shop/cart-5" }, view:names("pod"))
-    local pages = stub:requests(function(r) return r.path == "/api/v1/pods" and not is_watch(r) end)
+    local pages = case.stub:requests(function(r) return r.path == "/api/v1/pods" and not is_watch(r) end)
     assert.equals(3, #pages)
     assert.same({ "2", "2", "2" }, { pages[1].query.limit, pages[2].query.limit, pages[3].query.limit })
     assert.is_nil(pages[1].query.continue)
@@ -117,27 +103,28 @@ describe("Kubernetes client list and watch", function()
 
   -- A started client with pods shop/cart-1 and shop/cart-2, synced; its view.
   local function synced_client()
-    assert(stub:add_pod(pod("shop", "cart-1")))
-    assert(stub:add_pod(pod("shop", "cart-2")))
-    feed = assert(kube_view.open(stub))
+    assert(case.stub:add_pod(pod("shop", "cart-1")))
+    assert(case.stub:add_pod(pod("shop", "cart-2")))
+    local feed = assert(case:open())
     assert(feed:start())
     local view = kube_view.view(feed)
     assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "not synced")
-    assert(stub:wait_watches(2), "the client did not watch both kinds")
+    assert(case.stub:wait_watches(2), "the client did not watch both kinds")
     return view
   end
 
   it("lists again after 410 Gone, and what changed meanwhile comes out right", function()
     local view = synced_client()
+    local feed = view.feed
     -- Refused while the token is another, the client sees nothing of what
     -- happens then; the version it watched is compacted away meanwhile.
-    assert(stub:set_token("elsewhere"))
-    assert(stub:drop_watches())
+    assert(case.stub:set_token("elsewhere"))
+    assert(case.stub:drop_watches())
     assert(view:wait(function() return feed:status().errors > 0 end), "no 401 counted")
-    assert(stub:delete_pod("shop", "cart-1"))
-    assert(stub:add_pod(pod("shop", "cart-3")))
-    assert(stub:compact())
-    assert(stub:set_token(stub.first_token))
+    assert(case.stub:delete_pod("shop", "cart-1"))
+    assert(case.stub:add_pod(pod("shop", "cart-3")))
+    assert(case.stub:compact())
+    assert(case.stub:set_token(case.stub.first_token))
     assert(view:wait(function(v) return v.objects.pod["shop/cart-3"] and not v.objects.pod["shop/cart-1"] end),
       "the re-list did not bring the changes: " .. table.concat(view:names("pod"), " "))
     assert.same({ "shop/cart-2", "shop/cart-3" }, view:names("pod"))
@@ -149,32 +136,34 @@ describe("Kubernetes client list and watch", function()
 
   it("resumes a dropped watch from where it was, and a bookmark moves that point", function()
     local view = synced_client()
-    assert(stub:drop_watches({ reset = true }))
-    assert(stub:wait_watches(2), "the watches did not resume")
-    assert(stub:add_pod(pod("shop", "cart-4")))
+    local feed = view.feed
+    assert(case.stub:drop_watches({ reset = true }))
+    assert(case.stub:wait_watches(2), "the watches did not resume")
+    assert(case.stub:add_pod(pod("shop", "cart-4")))
     assert(view:wait(function(v) return v.objects.pod["shop/cart-4"] end), "no ADDED after the drop")
     local st = feed:status()
     assert.is_true(st.watch_drops >= 2, "watch_drops " .. st.watch_drops)
     assert.equals(2, st.lists)
 
     local before = #view.types
-    assert(stub:add_pod(pod("shop", "far", "node-b")))
-    local rv = assert(stub:state()).resourceVersion
-    assert(stub:bookmark())
-    assert(stub:drop_watches())
-    assert(stub:wait_watches(2), "the watches did not resume after the bookmark")
-    local last = stub:requests(function(r) return is_watch(r) and r.path == "/api/v1/pods" end)
+    assert(case.stub:add_pod(pod("shop", "far", "node-b")))
+    local rv = assert(case.stub:state()).resourceVersion
+    assert(case.stub:bookmark())
+    assert(case.stub:drop_watches())
+    assert(case.stub:wait_watches(2), "the watches did not resume after the bookmark")
+    local last = case.stub:requests(function(r) return is_watch(r) and r.path == "/api/v1/pods" end)
     assert.equals(tostring(rv), last[#last].query.resourceVersion)
     assert.equals(before, #view:update().types, "a bookmark made a change record")
   end)
 
   it("waits out an API server that is down, then resumes", function()
     local view = synced_client()
-    stub:kill()
+    local feed = view.feed
+    case.stub:kill()
     assert(view:wait(function() return not feed:status().connected end), "still connected to a killed server")
-    assert(stub:start())
-    assert(stub:wait_watches(2), "the watches did not resume")
-    assert(stub:add_pod(pod("shop", "cart-5")))
+    assert(case.stub:start())
+    assert(case.stub:wait_watches(2), "the watches did not resume")
+    assert(case.stub:add_pod(pod("shop", "cart-5")))
     assert(view:wait(function(v) return v.objects.pod["shop/cart-5"] end), "no ADDED after the restart")
     local st = feed:status()
     assert.is_true(st.connected)
@@ -184,9 +173,9 @@ describe("Kubernetes client list and watch", function()
 
   it("answers RESET and every current object to a cursor the log no longer keeps", function()
     for i = 1, 5 do
-      assert(stub:add_pod(pod("shop", "cart-" .. i)))
+      assert(case.stub:add_pod(pod("shop", "cart-" .. i)))
     end
-    feed = assert(kube_view.open(stub))
+    local feed = assert(case:open())
     rt.lib.mr_kube_set_limits(feed.k, 2, 0)
     assert(feed:start())
     -- The log is read once both kinds are in: by then it was trimmed.
@@ -198,7 +187,7 @@ describe("Kubernetes client list and watch", function()
     assert(view:wait(function(v) return v.synced.pod and v.synced.service end), "not synced")
     assert.equals("RESET", view.types[1])
     assert.same({ "shop/cart-1", "shop/cart-2", "shop/cart-3", "shop/cart-4", "shop/cart-5" }, view:names("pod"))
-    assert(stub:delete_pod("shop", "cart-5"))
+    assert(case.stub:delete_pod("shop", "cart-5"))
     assert(view:wait(function(v) return v.last.type == "DELETED" end), "no DELETED after the RESET")
     local resets = 0
     for _, t in ipairs(view.types) do

@@ -35,7 +35,7 @@ end
 -- Starts the agent with its files in dir and scripts as --scripts; extra:
 -- more options (shell words); env: optional NAME=value words for its
 -- environment; bin: optional shell words run in place of the moonrover
--- binary (a driver that runs the agent with more than its options).
+-- binary (a wrapper that sets the agent's mounts up, then runs it).
 -- Without a --network option the agent runs without the network tracer:
 -- the machine's traffic (other specs at the same time) must not change the
 -- memory and the scripts of specs about something else.

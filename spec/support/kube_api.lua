@@ -18,6 +18,7 @@ local e2e = require("support.e2e")
 local certs = require("support.kube.certs")
 local objects = require("support.kube.objects")
 local stand_in = require("support.stand_in")
+local write = require("support.files").write
 
 local _M = {}
 local Stub = stand_in.class()
@@ -83,6 +84,33 @@ end
 -- "https://127.0.0.1:N", the API server's address.
 function Stub:url()
   return "https://127.0.0.1:" .. tostring(self.port)
+end
+
+local KUBECONFIG = [[
+apiVersion: v1
+kind: Config
+current-context: spec
+clusters:
+  - name: spec
+    cluster:
+      server: <server>
+      certificate-authority: <ca>
+users:
+  - name: spec
+    user:
+      token: <token>
+contexts:
+  - name: spec
+    context:
+      cluster: spec
+      user: spec
+]]
+
+-- Writes a kubeconfig for the stand-in (its address, CA file and first
+-- token) at path, for KUBECONFIG; returns path.
+function Stub:kubeconfig(path)
+  write(path, (KUBECONFIG:gsub("<(%w+)>", { server = self:url(), ca = self.ca, token = self.first_token })))
+  return path
 end
 
 -- One control request; the decoded answer, or nil and the error.

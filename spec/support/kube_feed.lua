@@ -7,6 +7,7 @@
 --   local feed = kube_feed.new()
 --   feed:add("pod", kube_api.pod{...}); feed:synced("pod")
 --   local rs = feed:put_owner(kube_api.owner({ kind = "ReplicaSet", namespace = "shop", name = "cart-7d9" }))
+--   local job = feed:put_owners("ops", { { "CronJob", "backup" }, { "Job", "backup-1" } })
 --   feed:release()          -- every get() of what was put now answers
 local objects = require("support.kube.objects")
 local pods = require("moonrover.kube.pods")
@@ -76,6 +77,16 @@ function Feed:put_owner(owner)
   owner.metadata.uid = self:uid()
   local ref = objects.owner_ref(owner)
   self:put(pods.owner_path(ref, owner.metadata.namespace), owner)
+  return owner
+end
+
+-- Puts a chain of owners in namespace, each owned by the one before it
+-- (chain: { { kind, name }, ... }, the top owner first); the last one.
+function Feed:put_owners(namespace, chain)
+  local owner
+  for _, link in ipairs(chain) do
+    owner = self:put_owner(objects.owner({ kind = link[1], namespace = namespace, name = link[2], owner = owner }))
+  end
   return owner
 end
 

@@ -2,14 +2,19 @@
 -- (moonrover.kube.client) on a stand-in API server (support.kube_api), and
 -- applies its change records to a view (objects by kind and
 -- "namespace/name", the kinds synced, each record's type in order), so
--- that a spec waits for what it must see with a deadline.
+-- that a spec waits for what it must see with a deadline. A case holds a
+-- stand-in and the client a spec case opens on it, for after_each to stop.
 local clock = require("support.clock")
 local client = require("moonrover.kube.client")
+local e2e = require("support.e2e")
+local kube_api = require("support.kube_api")
 local read_file = require("support.files").read
 
 local _M = {}
 local View = {}
 View.__index = View
+local Case = {}
+Case.__index = Case
 
 -- The longest the client may take to see a change: its backoff tops out at
 -- 30 s, but every wait in these specs follows a start or a failure at most
@@ -27,6 +32,40 @@ function _M.open(stub, opts)
     o.token = nil
   end
   return client.open(o)
+end
+
+-- For a describe block: registers hooks that give each of its cases a
+-- stand-in API server with the Node "node-a" (case.stub), and stop it and
+-- the client case:open() gave after the case. Returns the case.
+function _M.each_case(before_each, after_each)
+  local case = setmetatable({}, Case)
+  before_each(function()
+    case.stub, case.feed = assert(kube_api.start({ node = "node-a" })), nil
+  end)
+  after_each(function()
+    case:stop()
+  end)
+  return case
+end
+
+-- A client of the case's stand-in (as _M.open), closing the one opened
+-- before; the client, or nil and why.
+function Case:open(opts)
+  if self.feed then
+    self.feed:close()
+  end
+  local feed, err = _M.open(self.stub, opts)
+  self.feed = feed
+  return feed, err
+end
+
+-- Closes the client, stops the stand-in and removes its files.
+function Case:stop()
+  if self.feed then
+    self.feed:close()
+  end
+  self.stub:stop()
+  e2e.rmdir(self.stub.dir)
 end
 
 function _M.view(feed)

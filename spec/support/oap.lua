@@ -141,13 +141,29 @@ function Stub:wait_records(rpc, n, seconds)
   end, seconds)
 end
 
+-- A list of { key, value } pairs (a command's args, a process's
+-- properties) as a table key -> value; nil is an empty list.
+function _M.key_values(list)
+  local out = {}
+  for _, kv in ipairs(list or {}) do
+    out[kv.key] = kv.value
+  end
+  return out
+end
+
 -- A command's arguments as a table key -> value (every value a string).
 function _M.command_args(command)
-  local args = {}
-  for _, kv in ipairs(command.args or {}) do
-    args[kv.key] = kv.value
-  end
-  return args
+  return _M.key_values(command.args)
+end
+
+-- The stand-in's id of a process entity: a hash of its three names, as
+-- OAP derives its own (oap_stub.py's process_id).
+function _M.process_id(service, instance, process)
+  local p = assert(io.popen(string.format("printf '%%s\\0%%s\\0%%s' %s %s %s | sha256sum", e2e.quote(service),
+    e2e.quote(instance), e2e.quote(process))))
+  local out = p:read("*a")
+  p:close()
+  return out:match("^(%x+)")
 end
 
 -- Waits (up to `seconds`, default 10) until fn(self) returns at least n
@@ -229,6 +245,22 @@ function Stub:meters(name)
     end
   end
   return out
+end
+
+-- The sum of the values of the meters named name whose labels include all
+-- of want.
+function Stub:meter_sum(name, want)
+  local total = 0
+  for _, m in ipairs(self:meters(name)) do
+    local match = true
+    for k, v in pairs(want) do
+      match = match and m.labels[k] == v
+    end
+    if match then
+      total = total + m.value
+    end
+  end
+  return total
 end
 
 function Stub:wait_meters(name, n, seconds)

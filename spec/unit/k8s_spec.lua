@@ -20,9 +20,7 @@ end
 -- /proc/PID/cgroup holds; clock.t the time.
 local function scene()
   local feed = kube_feed.new()
-  local deploy = feed:put_owner(objects.owner({ kind = "Deployment", namespace = "shop", name = "cart" }))
-  local rs = feed:put_owner(objects.owner({ kind = "ReplicaSet", namespace = "shop", name = "cart-7d9",
-    owner = deploy }))
+  local rs = feed:put_owners("shop", { { "Deployment", "cart" }, { "ReplicaSet", "cart-7d9" } })
   local pod = feed:add("pod", objects.pod({ name = "cart-7d9-x2", namespace = "shop", node = "node-a", owner = rs,
     labels = { app = "cart" }, containers = { { name = "cart", id = ID } } }))
   feed:synced("pod")

@@ -18,9 +18,9 @@ local OPTS = { "server", "ca_pem", "token", "token_file", "cert_pem", "key_pem",
 local COUNTERS = { "lists", "watches", "relists_gone", "watch_drops", "errors", "events", "objects_pods",
   "objects_services" }
 
-local function feed_of(k, node_name)
+local function feed_of(k)
   local ffi = rt.ffi
-  local self = setmetatable({ k = k, node_name = node_name, cursor = ffi.new("uint64_t[1]") }, Feed)
+  local self = setmetatable({ k = k, cursor = ffi.new("uint64_t[1]") }, Feed)
   self.cap = BUF_START
   self.buf = ffi.new("char[?]", self.cap)
   return self
@@ -40,7 +40,7 @@ function _M.open(opts)
   if not k then
     return nil, err
   end
-  return feed_of(ffi.gc(k, lib.mr_kube_close), opts.node_name)
+  return feed_of(ffi.gc(k, lib.mr_kube_close))
 end
 
 local agent_feed
@@ -67,16 +67,14 @@ function Feed:close()
   self.k = nil
 end
 
--- true when the node exists; false and why ('node "x" not found', or the
--- request's failure). For a client this state opened.
+-- true when the node exists; false and the runtime's why ('node "x" not
+-- found', or the request's failure). For a client this state opened.
 function Feed:check_node(timeout_ms)
   local r, err = rt.call(rt.lib.mr_kube_check_node, self.k, timeout_ms)
-  if r == 1 then
-    return true
-  elseif r == 0 then
-    return false, string.format('node "%s" not found', self.node_name)
+  if not r then
+    return false, err
   end
-  return false, err
+  return true
 end
 
 -- Starts the list+watch thread; true, or nil and why.

@@ -223,16 +223,19 @@ function _M.spec_container(pod, name)
 end
 Index.spec_container = _M.spec_container
 
-local function selects(selector, labels)
-  if type(selector) ~= "table" or next(selector) == nil then
-    return false
-  end
+-- Whether labels hold every key of the map selector with its value (an
+-- empty selector matches any labels).
+function _M.labels_match(selector, labels)
   for k, v in pairs(selector) do
     if labels[k] ~= v then
       return false
     end
   end
   return true
+end
+
+local function selects(selector, labels)
+  return type(selector) == "table" and next(selector) ~= nil and _M.labels_match(selector, labels)
 end
 
 -- The name of the service that selects pod, as Rover names it: among the

@@ -29,24 +29,13 @@
 local config_values = require("moonrover.config_values")
 local container_id = require("moonrover.rover.container_id")
 local kube_template = require("moonrover.rover.kube_template")
+local split_labels = require("moonrover.rover.process_finder").split_labels
 local profilable = require("moonrover.rover.profilable")
 
 local _M = {}
 local mt = { __index = _M }
 
 local NAMES = { "service_name", "instance_name", "process_name" }
-
--- Rover's labels: the comma-separated words, trimmed, empty ones dropped.
-local function split_labels(text)
-  local labels = {}
-  for item in (text or ""):gmatch("[^,]+") do
-    local label = item:match("^%s*(.-)%s*$")
-    if label ~= "" then
-      labels[#labels + 1] = label
-    end
-  end
-  return labels
-end
 
 local function nonempty(v)
   return type(v) == "string" and v ~= ""

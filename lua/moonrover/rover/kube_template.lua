@@ -24,6 +24,7 @@
 --                             (the render fails; the process is tried again later)
 local go_template = require("moonrover.lib.go_template")
 local host_template = require("moonrover.rover.host_template")
+local pods = require("moonrover.kube.pods")
 
 local _M = {}
 
@@ -232,13 +233,7 @@ local function pod_object(ctx, judgment)
       if not map then
         return nil, err
       end
-      local labels = labels_of(pod)
-      for k, v in pairs(map) do
-        if labels[k] ~= v then
-          return false
-        end
-      end
-      return true
+      return pods.labels_match(map, labels_of(pod))
     end
     o.HasServiceName = function() return service_name(ctx) ~= "" end
     o.HasOwnerName = function(_, kinds)

@@ -80,7 +80,9 @@ function _M.entity_key(entity)
     labels }, "\1")
 end
 
-local function split_labels(text)
+-- Rover's labels of a rule or analyzer: the comma-separated words of text,
+-- trimmed, empty ones dropped, in their order.
+function _M.split_labels(text)
   local labels = {}
   for item in (text or ""):gmatch("[^,]+") do
     local label = item:match("^%s*(.-)%s*$")
@@ -88,7 +90,7 @@ local function split_labels(text)
       labels[#labels + 1] = label
     end
   end
-  return label_set(labels)
+  return labels
 end
 
 local function compile_rule(rule, i, sys)
@@ -106,7 +108,7 @@ local function compile_rule(rule, i, sys)
   if type(layer) ~= "string" or layer == "" then
     return fail("layer", "missing")
   end
-  local compiled = { index = i, matcher = matcher, layer = layer, labels = split_labels(rule.labels) }
+  local compiled = { index = i, matcher = matcher, layer = layer, labels = label_set(_M.split_labels(rule.labels)) }
   for _, field in ipairs(TEMPLATES) do
     local tpl, terr = host_template.compile(rule[field] or DEFAULTS[field])
     if not tpl then

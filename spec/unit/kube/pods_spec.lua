@@ -116,9 +116,7 @@ describe("the pod index", function()
 
   describe("walks a pod's owners", function()
     it("from a ReplicaSet to its Deployment, pending while they are fetched", function()
-      local deploy = feed:put_owner(objects.owner({ kind = "Deployment", namespace = "shop", name = "cart" }))
-      local rs = feed:put_owner(objects.owner({ kind = "ReplicaSet", namespace = "shop", name = "cart-7d9",
-        owner = deploy }))
+      local rs = feed:put_owners("shop", { { "Deployment", "cart" }, { "ReplicaSet", "cart-7d9" } })
       local p = feed:add("pod", pod({ name = "cart-7d9-x2", namespace = "shop", owner = rs,
         containers = { { name = "cart", id = id("a") } } }))
       index:update()
@@ -134,9 +132,7 @@ describe("the pod index", function()
     end)
 
     it("from a Job to its CronJob", function()
-      local cron = feed:put_owner(objects.owner({ kind = "CronJob", namespace = "ops", name = "backup" }))
-      local job = feed:put_owner(objects.owner({ kind = "Job", namespace = "ops", name = "backup-28911440",
-        owner = cron }))
+      local job = feed:put_owners("ops", { { "CronJob", "backup" }, { "Job", "backup-28911440" } })
       local p = feed:add("pod", pod({ name = "backup-28911440-abcde", namespace = "ops", owner = job,
         containers = { { name = "backup", id = id("b") } } }))
       index:update()

@@ -245,14 +245,10 @@ describe("net container_id's names of Kubernetes pods", function()
   -- CronJob's Job); a namer over an index of it, updated.
   local function scene()
     local feed = kube_feed.new()
-    local deploy = feed:put_owner(objects.owner({ kind = "Deployment", namespace = "shop", name = "cart" }))
-    local rs = feed:put_owner(objects.owner({ kind = "ReplicaSet", namespace = "shop", name = "cart-7d9f8b6c4",
-      owner = deploy }))
+    local rs = feed:put_owners("shop", { { "Deployment", "cart" }, { "ReplicaSet", "cart-7d9f8b6c4" } })
     feed:add("pod", objects.pod({ name = "cart-7d9f8b6c4-x2bzq", namespace = "shop", owner = rs,
       containers = { { name = "cart", id = ID } } }))
-    local cron = feed:put_owner(objects.owner({ kind = "CronJob", namespace = "ops", name = "backup" }))
-    local job = feed:put_owner(objects.owner({ kind = "Job", namespace = "ops", name = "backup-28911440",
-      owner = cron }))
+    local job = feed:put_owners("ops", { { "CronJob", "backup" }, { "Job", "backup-28911440" } })
     feed:add("pod", objects.pod({ name = "backup-28911440-q7w2r", namespace = "ops", owner = job,
       containers = { { name = "dump", id = CRON_ID, runtime = "cri-o" } } }))
     local index = pods.new(feed)

@@ -70,6 +70,9 @@ describe("kube_discovery", function()
     index = fake_pod_index.new()
     cart_pod(index, CART_ID, "cart-1")
     feed = {}
+    -- The finder's own modules load the real pod index: the fakes replace it
+    -- for kube_discovery's require at start.
+    package.loaded["moonrover.kube.client"], package.loaded["moonrover.kube.pods"] = nil, nil
     package.preload["moonrover.kube.client"] = function()
       return { agent = function() return feed end }
     end
