@@ -155,7 +155,7 @@ int mr_kube_check_node(struct mr_kube *k, uint32_t timeout_ms, char *err, size_t
 	rc = rc ?: curl_easy_perform(e);
 	if (rc == CURLE_OK && curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &http) != CURLE_OK)
 		http = 0;
-	mr_kube_failure(why, sizeof(why), rc, http, curl_err, &body);
+	mr_kube_failure(k, why, sizeof(why), rc, http, curl_err, &body);
 	mr_kube_easy_free(e, headers);
 	mr_kube_body_reset(&body);
 	pthread_mutex_lock(&k->lock);

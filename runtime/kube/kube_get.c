@@ -226,7 +226,7 @@ void mr_kube_get_done(struct kube_get_entry *e, CURLcode rc)
 	if (rc == CURLE_OK && http == 200)
 		json = object_of(&e->body);
 	else
-		mr_kube_failure(why, sizeof(why), rc, http, e->curl_err, &e->body);
+		mr_kube_failure(k, why, sizeof(why), rc, http, e->curl_err, &e->body);
 	pthread_mutex_lock(&k->lock);
 	e->fetching = 0;
 	k->status.connected = rc == CURLE_OK;

@@ -158,9 +158,9 @@ void mr_kube_transfer_end(struct mr_kube *k, CURL **easy, struct curl_slist **he
 			  struct kube_body *body);
 /* Notes an answer (connected) or a failure (counted, last_error); lock held. */
 void mr_kube_note_error(struct mr_kube *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The message of a finished transfer that failed (curl code or HTTP status). */
-void mr_kube_failure(char *out, size_t len, CURLcode rc, long http, const char *curl_err,
-		     const struct kube_body *body);
+/* The message of a finished transfer of k that failed (curl code or HTTP status). */
+void mr_kube_failure(const struct mr_kube *k, char *out, size_t len, CURLcode rc, long http,
+		     const char *curl_err, const struct kube_body *body);
 uint64_t mr_kube_now_ms(void);
 /* The next wait after a failure: 0.5 s, then doubled, up to 30 s. */
 uint32_t mr_kube_backoff(uint32_t last_ms);

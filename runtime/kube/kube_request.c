@@ -56,8 +56,18 @@ static void status_message(char *out, size_t len, const struct kube_body *body)
 	json_object_put(doc);
 }
 
-void mr_kube_failure(char *out, size_t len, CURLcode rc, long http, const char *curl_err,
-		     const struct kube_body *body)
+/* Whether a transfer with a client certificate ended in TLS before any
+ * answer: what a server that does not trust the certificate does. It sends
+ * an alert and closes; with TLS 1.3 the client sees it only after its side
+ * of the handshake, often as a reset connection rather than the alert. */
+static int refused_client_cert(const struct mr_kube *k, CURLcode rc, long http)
+{
+	return k->cert_pem && http == 0 &&
+	       (rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_SEND_ERROR || rc == CURLE_RECV_ERROR);
+}
+
+void mr_kube_failure(const struct mr_kube *k, char *out, size_t len, CURLcode rc, long http,
+		     const char *curl_err, const struct kube_body *body)
 {
 	const char *why = curl_err && *curl_err ? curl_err : curl_easy_strerror(rc);
 	char msg[160];
@@ -65,6 +75,13 @@ void mr_kube_failure(char *out, size_t len, CURLcode rc, long http, const char *
 	if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
 	    rc == CURLE_SSL_CERTPROBLEM) {
 		snprintf(out, len, "TLS verification of the API server failed: %s", why);
+		return;
+	}
+	if (refused_client_cert(k, rc, http)) {
+		snprintf(out, len,
+			 "the API server closed the connection in TLS, as it does for a client certificate "
+			 "it does not trust: %s",
+			 why);
 		return;
 	}
 	if (rc != CURLE_OK) {

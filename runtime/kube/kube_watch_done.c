@@ -82,7 +82,7 @@ static void finished(struct kube_stream *st, CURLcode rc, long http, uint64_t no
 		k->status.watch_drops++;
 		mr_kube_stream_wait(st, PHASE_WATCH, now_ms);
 	} else {
-		mr_kube_failure(why, sizeof(why), rc, http, st->curl_err, &st->body);
+		mr_kube_failure(k, why, sizeof(why), rc, http, st->curl_err, &st->body);
 		mr_kube_note_error(k, "%s of %s: %s", st->phase == PHASE_LIST ? "list" : "watch", st->path,
 				   why);
 		if (http == 401)

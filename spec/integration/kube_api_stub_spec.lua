@@ -3,16 +3,15 @@
 -- stand-in's CA; the specs check the answers and what it recorded, through
 -- spec/support/kube_api.lua.
 local cjson = require("cjson")
+local certs = require("support.kube.certs")
 local clock = require("support.clock")
 local e2e = require("support.e2e")
 local kube_api = require("support.kube_api")
 
 local TOKEN = "t0-spec"
 
--- One GET (or opts.method); returns the HTTP status, the decoded body and the body's text.
--- opts: token (default TOKEN; false: no Authorization header), method.
-local function get(stub, path, opts)
-  opts = opts or {}
+-- The curl command line of one request (opts as get's below).
+local function curl(stub, path, opts)
   local token = opts.token
   if token == nil then
     token = TOKEN
@@ -21,8 +20,18 @@ local function get(stub, path, opts)
   if token then
     words[#words + 1] = "-H " .. e2e.quote("Authorization: Bearer " .. token)
   end
+  if opts.cert then
+    words[#words + 1] = "--cert " .. e2e.quote(opts.cert) .. " --key " .. e2e.quote(opts.key)
+  end
   words[#words + 1] = e2e.quote("https://localhost:" .. stub.port .. path)
-  local code, out, err = e2e.run(table.concat(words, " "))
+  return table.concat(words, " ")
+end
+
+-- One GET (or opts.method); returns the HTTP status, the decoded body and the body's text.
+-- opts: token (default TOKEN; false: no Authorization header), method, cert and key (a client
+-- certificate's files).
+local function get(stub, path, opts)
+  local code, out, err = e2e.run(curl(stub, path, opts or {}))
   assert(code == 0, "curl failed: " .. err)
   local body, status = out:match("^(.*)\n(%d+)$")
   return tonumber(status), cjson.decode(body), body
@@ -126,6 +135,37 @@ describe("stand-in Kubernetes API server", function()
     assert.same({ "GET /api/v1/nodes/node-a false 401", "GET /api/v1/pods false 401",
       "GET /api/v1/nodes/node-a true 200", "GET /api/v1/nodes/node-a false 401",
       "GET /api/v1/nodes/node-a true 200" }, seen)
+  end)
+
+  it("authorizes by a client certificate its CA signed with client_certs, and by it only then", function()
+    assert.is_nil(stub.client_cert)
+    local certed = assert(kube_api.start({ token = TOKEN, node = "node-a", client_certs = true }))
+    local other_dir = e2e.tmpdir()
+    local other = assert(certs.make(other_dir, { client = true }))
+    local mine = { cert = certed.client_cert, key = certed.client_key }
+    local status = get(certed, "/api/v1/nodes/node-a", { token = false, cert = mine.cert, key = mine.key })
+    local wrong_token = get(certed, "/api/v1/nodes/node-a", { token = "wrong", cert = mine.cert, key = mine.key })
+    local by_token = get(certed, "/api/v1/nodes/node-a")
+    local neither = get(certed, "/api/v1/nodes/node-a", { token = false })
+    local code = e2e.run(curl(certed, "/api/v1/nodes/node-a",
+      { token = false, cert = other.client_cert, key = other.client_key }))
+    local not_asked = get(stub, "/api/v1/nodes/node-a", { token = false, cert = mine.cert, key = mine.key })
+    local seen = {}
+    for i, r in ipairs(certed:requests()) do
+      seen[i] = string.format("%s %s %d", tostring(r.authorized), tostring(r.auth), r.code)
+    end
+    certed:stop()
+    local certed_err = certed:stderr()
+    e2e.rmdir(certed.dir)
+    e2e.rmdir(other_dir)
+    assert.same({ 200, 200, 200, 401 }, { status, wrong_token, by_token, neither })
+    assert.same({ "true certificate 200", "true certificate 200", "true token 200", "false nil 401" }, seen)
+    -- curl's message varies (the alert, or the connection reset after it):
+    -- the stand-in's own line says why it refused.
+    assert.are_not.equal(0, code)
+    assert.matches("kube_stub: a connection from 127.0.0.1:%d+ failed: .*CERTIFICATE_VERIFY_FAILED", certed_err)
+    assert.equals(401, not_asked)
+    assert.is_nil(stub:requests()[1].auth)
   end)
 
   it("gets a node, and answers 404 with a Status for an unknown one", function()

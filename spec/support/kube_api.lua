@@ -1,6 +1,6 @@
 -- kube_api.lua - runs the stand-in Kubernetes API server
--- (spec/support/kube/kube_stub.py) for specs: makes its CA and certificate,
--- starts it on free ports, changes its objects and token through its
+-- (spec/support/kube/kube_stub.py) for specs: makes its CA and certificate
+-- (and a client certificate when it takes those), starts it on free ports, changes its objects and token through its
 -- control port, reads the requests it answered, stops it and starts it
 -- again with its objects and history.
 --
@@ -32,6 +32,10 @@ local function command_line(self)
   local words = { _M.python, _M.script, "--port", tostring(self.port or 0), "--control-port",
     tostring(self.control_port or 0), "--tls", self.cert, self.key, "--token", self.first_token,
     "--state", self.state_file, "--requests", self.requests_file }
+  if self.client_cert then
+    words[#words + 1] = "--client-ca"
+    words[#words + 1] = self.ca
+  end
   return stand_in.command_line(words)
 end
 
@@ -52,7 +56,10 @@ end
 -- Starts a stand-in. opts (all optional): dir (its files; default a new
 -- temp dir, see e2e.rmdir, removed again when the start fails), port
 -- (default any free one), token ("spec-token"), node (a node name: that
--- Node is put before start returns). Returns the stub, or nil and why.
+-- Node is put before start returns), client_certs (true: it also authorizes
+-- a request by a client certificate its CA signed, and stub.client_cert
+-- and stub.client_key are the paths of one). Returns the stub, or nil and
+-- why.
 function _M.start(opts)
   opts = opts or {}
   local dir = opts.dir or e2e.tmpdir()
@@ -62,11 +69,12 @@ function _M.start(opts)
     end
     return nil, why
   end
-  local tls, err = certs.make(dir)
+  local tls, err = certs.make(dir, { client = opts.client_certs })
   if not tls then
     return failed(err)
   end
   local self = setmetatable({ dir = dir, ca = tls.ca, cert = tls.cert, key = tls.key, port = opts.port,
+    client_cert = tls.client_cert, client_key = tls.client_key,
     first_token = opts.token or "spec-token", state_file = dir .. "/kube-state.json",
     requests_file = dir .. "/kube-requests.jsonl", out = dir .. "/kube.out", err = dir .. "/kube.err",
     pid_file = dir .. "/kube.pid", exit_file = dir .. "/kube.exit" }, Stub)
@@ -212,7 +220,8 @@ function Stub:wait_watches(n, seconds)
 end
 
 -- Every request the stand-in answered, oldest first: { time (ms), method,
--- path, query = { name -> value }, authorized (false: 401), code }; those
+-- path, query = { name -> value }, authorized (false: 401), auth ("token",
+-- or "certificate"; nil for a 401), code }; those
 -- for which keep(request) is true when keep is given.
 function Stub:requests(keep)
   local out = {}

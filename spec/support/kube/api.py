@@ -1,6 +1,7 @@
-"""The API server's request handler: bearer-token check, get, list and
-watch of the resources in resources.py, each request recorded. Errors are
-Status objects with the codes kube-apiserver uses."""
+"""The API server's request handler: authentication (a client certificate
+the server verified, else the bearer token), get, list and watch of the
+resources in resources.py, each request recorded with how it was
+authorized. Errors are Status objects with the codes kube-apiserver uses."""
 import json
 import socket
 import urllib.parse
@@ -27,37 +28,47 @@ class ApiHandler(BaseHTTPRequestHandler):
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}
-        if not self._authorized():
-            return self._finish(url, query, False, UNAUTHORIZED)
+        self.auth = self._authorization()
+        if self.auth is None:
+            return self._finish(url, query, UNAUTHORIZED)
         route = routes.parse(url.path)
         if route is None:
             body = resources.status(404, "NotFound", "the server could not find the requested resource")
-            return self._finish(url, query, True, body)
+            return self._finish(url, query, body)
         if route.name is not None:
-            return self._finish(url, query, True, self._get(route))
+            return self._finish(url, query, self._get(route))
         try:
             matches = matchers.predicate(route.resource, query.get("fieldSelector"), query.get("labelSelector"))
         except ValueError as exc:
-            return self._finish(url, query, True, resources.status(400, "BadRequest", str(exc)))
+            return self._finish(url, query, resources.status(400, "BadRequest", str(exc)))
         if query.get("watch") in ("1", "true"):
             return self._watch(url, query, route, matches)
         try:
             body = listing.page(self.server.store, route, matches, query)
         except listing.ListError as exc:
             body = exc.body
-        return self._finish(url, query, True, body)
+        return self._finish(url, query, body)
 
-    def _authorized(self):
-        return self.headers.get("Authorization") == "Bearer " + self.server.store.state()["token"]
+    def _authorization(self):
+        """How the request is authorized: "certificate" when the client gave
+        one the server verified (as kube-apiserver, whose x509 authenticator
+        comes before the token's, takes its CN for the user), else "token"
+        with the current bearer token; None: 401."""
+        if self.connection.getpeercert():
+            return "certificate"
+        if self.headers.get("Authorization") == "Bearer " + self.server.store.state()["token"]:
+            return "token"
+        return None
 
     def _refuse(self):
         """Any method but GET: 405 (401 first without the token). The body is
         not read, so the connection closes after the answer."""
         self.close_connection = True
         url = urllib.parse.urlsplit(self.path)
-        if not self._authorized():
-            return self._finish(url, {}, False, UNAUTHORIZED)
-        return self._finish(url, {}, True, resources.status(405, "MethodNotAllowed", "the stand-in serves GET only"))
+        self.auth = self._authorization()
+        if self.auth is None:
+            return self._finish(url, {}, UNAUTHORIZED)
+        return self._finish(url, {}, resources.status(405, "MethodNotAllowed", "the stand-in serves GET only"))
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _refuse
 
@@ -65,10 +76,11 @@ class ApiHandler(BaseHTTPRequestHandler):
         obj = self.server.store.get(route.resource, listing.get_key(route))
         return obj if obj is not None else resources.not_found(route.resource, route.name)
 
-    def _finish(self, url, query, authorized, body):
-        """Answers with a JSON body (a Status's code, else 200) and records it."""
+    def _finish(self, url, query, body):
+        """Answers with a JSON body (a Status's code, else 200) and records it
+        with self.auth."""
         code = body.get("code", 200) if body.get("kind") == "Status" else 200
-        self.server.recorder.write(self.command, url.path, query, authorized, code)
+        self.server.recorder.write(self.command, url.path, query, self.auth, code)
         data = json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -82,8 +94,8 @@ class ApiHandler(BaseHTTPRequestHandler):
             listing.parse_int("resourceVersion", rv_text or "0")
             listing.parse_int("timeoutSeconds", query.get("timeoutSeconds") or "0")
         except listing.ListError as exc:
-            return self._finish(url, query, True, exc.body)
-        self.server.recorder.write(self.command, url.path, query, True, 200)
+            return self._finish(url, query, exc.body)
+        self.server.recorder.write(self.command, url.path, query, self.auth, 200)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")

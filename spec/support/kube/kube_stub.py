@@ -1,6 +1,7 @@
 """A stand-in Kubernetes API server for moonrover's specs.
 
-It serves, over HTTPS on 127.0.0.1 with a bearer token, get, list and watch
+It serves, over HTTPS on 127.0.0.1 with a bearer token (or, with
+--client-ca, a client certificate that CA signed), get, list and watch
 of nodes, pods, services and the owners of pods (ReplicaSet, Deployment,
 StatefulSet, DaemonSet, Job, CronJob) as kube-apiserver does: one
 resourceVersion counter, list paging, field and label selectors, chunked
@@ -42,6 +43,7 @@ def parse_args(argv):
     p.add_argument("--control-port", type=int, default=0, help="control port on 127.0.0.1 (0: any)")
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), required=True, help="PEM certificate and key")
     p.add_argument("--token", required=True, help="the bearer token (unless --state has one)")
+    p.add_argument("--client-ca", metavar="CA", help="also authorize requests by a client certificate CA signed")
     p.add_argument("--state", required=True, help="the objects and history, read at start, kept up to date")
     p.add_argument("--requests", required=True, help="JSON-lines file of the requests answered (appended)")
     return p.parse_args(argv)
@@ -51,6 +53,11 @@ def api_server(args, store, recorder):
     server = Server(("127.0.0.1", args.port), ApiHandler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.tls[0], args.tls[1])
+    if args.client_ca:
+        # As kube-apiserver: a client certificate is asked for, not required
+        # (a token still does), and one the CA did not sign fails the handshake.
+        context.load_verify_locations(args.client_ca)
+        context.verify_mode = ssl.CERT_OPTIONAL
     server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     server.store, server.recorder = store, recorder
     return server
