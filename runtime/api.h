@@ -54,6 +54,9 @@ int mr_sys_random_uuid(char *buf, size_t len, char *err, size_t errlen);
  * it has none). */
 int mr_sys_hostname(char *buf, size_t len, char *err, size_t errlen);
 int mr_sys_ipv4(char *buf, size_t len, char *err, size_t errlen);
+/* The first IPv4 address of the interface named ifname ("" when it has none
+ * or there is no such interface): Rover's {{.Rover.HostIPV4 "eth0"}}. */
+int mr_sys_ipv4_of(const char *ifname, char *buf, size_t len, char *err, size_t errlen);
 /* 1 when standard error is a terminal (live status lines go there), else 0. */
 int mr_sys_stderr_is_tty(void);
 

@@ -12,7 +12,7 @@ packages=(
   libevent-dev libgrpc-dev protobuf-compiler-grpc
   libcurl4-openssl-dev libjson-c-dev
   python3-grpcio python3-protobuf
-  golang-go linux-perf libc6-dbg time util-linux libxml2-utils curl openssl
+  golang-go linux-perf libc6-dbg time util-linux iproute2 libxml2-utils curl openssl
   clang-format lua-check
   nginx wrk redis-server redis-tools python3
   debootstrap podman runc lua-yaml

@@ -28,15 +28,19 @@ int mr_sys_hostname(char *buf, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
-static int usable(const struct ifaddrs *ifa)
+/* An IPv4 address; any when the interface was named, else not loopback. */
+static int usable(const struct ifaddrs *ifa, const char *ifname)
 {
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)ifa->ifa_addr;
 
-	return sin && sin->sin_family == AF_INET && ntohl(sin->sin_addr.s_addr) >> 24 != 127;
+	if (!sin || sin->sin_family != AF_INET)
+		return 0;
+	return ifname || ntohl(sin->sin_addr.s_addr) >> 24 != 127;
 }
 
-/* The first IPv4 address that is not loopback, or "" when there is none. */
-int mr_sys_ipv4(char *buf, size_t len, char *err, size_t errlen)
+/* The first IPv4 address of the interface named ifname, or the first that
+ * is not loopback of any when ifname is NULL, into buf ("" when none). */
+static int first_ipv4(const char *ifname, char *buf, size_t len, char *err, size_t errlen)
 {
 	struct ifaddrs *all, *ifa;
 	int e;
@@ -52,10 +56,27 @@ int mr_sys_ipv4(char *buf, size_t len, char *err, size_t errlen)
 		return -e;
 	}
 	for (ifa = all; ifa && !buf[0]; ifa = ifa->ifa_next) {
-		if (usable(ifa) && !inet_ntop(AF_INET, &((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr,
-					      buf, (socklen_t)len))
+		if (ifname && (!ifa->ifa_name || strcmp(ifa->ifa_name, ifname) != 0))
+			continue;
+		if (usable(ifa, ifname) &&
+		    !inet_ntop(AF_INET, &((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr, buf,
+			       (socklen_t)len))
 			buf[0] = '\0'; /* cannot happen with room for INET_ADDRSTRLEN: try the next */
 	}
 	freeifaddrs(all);
 	return 0;
+}
+
+int mr_sys_ipv4(char *buf, size_t len, char *err, size_t errlen)
+{
+	return first_ipv4(NULL, buf, len, err, errlen);
+}
+
+int mr_sys_ipv4_of(const char *ifname, char *buf, size_t len, char *err, size_t errlen)
+{
+	if (!ifname) {
+		snprintf(err, errlen, "no interface named");
+		return -EINVAL;
+	}
+	return first_ipv4(ifname, buf, len, err, errlen);
 }

@@ -38,6 +38,7 @@ function _M.sys(procs)
   function sys.host_ip() return "10.0.0.7" end
   function sys.hostname() return "node-1" end
   function sys.self_pid() return 1 end
+  function sys.host_ipv4(name) return name == "eth1" and "192.168.5.9" or nil end
   function sys.host_ipv6(name) return name == "eth0" and "fd00::7" or nil end
   return sys
 end

@@ -97,6 +97,14 @@ function _M.host_ip()
   return rt.call(lib.mr_sys_ipv4, buf, BUF) and ffi.string(buf) or ""
 end
 
+-- The first IPv4 address of the interface named name, or nil when there is
+-- no such interface, it has none, or the interfaces cannot be listed.
+function _M.host_ipv4(name)
+  local ok = rt.call(lib.mr_sys_ipv4_of, name, buf, BUF)
+  local address = ok and ffi.string(buf) or ""
+  return address ~= "" and address or nil
+end
+
 -- An IPv6 address in its shortest text form (RFC 5952) from 32 hex digits.
 local function ipv6_text(hex)
   local groups = {}

@@ -6,13 +6,16 @@
 --   .Process: ExeFilePath ExeName CommandLine Pid WorkDir ExeNameInCommandLine
 --   .Rover:   InstanceID HostIPV4 "ifname" HostName
 --   .Container: ID ("" on the host)
--- HostIPV4's interface name is required but not used: the address is the
--- host's first IPv4 address that is not loopback (ctx.rover.host_ip); as in
--- Rover, there being none is an error.
+-- HostIPV4 "ifname" is that interface's first IPv4 address (ctx.rover.ipv4,
+-- optional), as Rover's; where there is no such interface or it has none,
+-- the host's first IPv4 address that is not loopback (ctx.rover.host_ip),
+-- so that Rover 0.5's default "en0" names hosts that have no en0. There
+-- being none at all is an error, as in Rover.
 --
 -- The ctx a template renders is the one process_finder.lua documents:
 -- ctx.process.{exe_name, exe_path, command_line, pid, work_dir},
--- ctx.rover.{instance_id, host_ip, host_name}, ctx.container.{id}.
+-- ctx.rover.{instance_id, host_ip, host_name, ipv4 (optional: fn(ifname) ->
+-- address or nil)}, ctx.container.{id}.
 local go_template = require("moonrover.lib.go_template")
 
 local _M = {}
@@ -50,10 +53,11 @@ function _M.rover(r)
   return {
     InstanceID = function() return r.instance_id or "" end,
     HostIPV4 = function(_, name)
-      if (r.host_ip or "") == "" then
+      local address = r.ipv4 and r.ipv4(name) or r.host_ip
+      if (address or "") == "" then
         return nil, "could not found the ip v4 address from " .. tostring(name)
       end
-      return r.host_ip
+      return address
     end,
     HostName = function() return r.host_name or "" end,
   }

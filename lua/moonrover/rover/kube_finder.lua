@@ -6,7 +6,8 @@
 --
 -- sys: as process_finder.lua documents (list_pids, read, exe, cwd, start_ns,
 --   has_symbols, host_ip, hostname, self_pid), and optionally
---   sys.host_ipv6(ifname) -> an address or nil, for .Rover.HostIPV6.
+--   sys.host_ipv4(ifname), sys.host_ipv6(ifname) -> an address or nil, for
+--   .Rover.HostIPV4 and .Rover.HostIPV6.
 -- index: kube/pods.lua's (container(id) -> pod, status; service_name(pod);
 --   owners(pod) -> list or nil, "pending").
 -- cfg:
@@ -261,7 +262,7 @@ function _M:scan(pids)
     problems[#problems + 1] = err
   end
   local rover = { instance_id = self.instance_id, host_ip = sys.host_ip(), host_name = sys.hostname(),
-    ipv6 = sys.host_ipv6 }
+    ipv4 = sys.host_ipv4, ipv6 = sys.host_ipv6 }
   local self_pid, result, waiting, matched, pending = sys.self_pid(), {}, {}, 0, {}
   for _, pid in ipairs(pids or {}) do
     local ctx, unknown

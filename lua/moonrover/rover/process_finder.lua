@@ -16,6 +16,7 @@
 --                             array of captures (the full match first)
 --   sys.host_ip()          -> string;  sys.hostname() -> string
 --   sys.self_pid()         -> the agent's own pid (never reported)
+--   sys.host_ipv4(ifname)  -> optional: that interface's IPv4 address or nil
 -- A nil from read or exe means the process went away (or cannot be read): it
 -- is skipped silently, and found again by a later scan if alive. A nil from
 -- cwd only leaves the work dir empty.
@@ -312,7 +313,8 @@ end
 -- keeps it, otherwise the first one listed (as Rover did).
 local function candidates(self, problems)
   local sys = self.sys
-  local rover = { instance_id = self.instance_id, host_ip = sys.host_ip(), host_name = sys.hostname() }
+  local rover = { instance_id = self.instance_id, host_ip = sys.host_ip(), host_name = sys.hostname(),
+    ipv4 = sys.host_ipv4 }
   local self_pid, chosen, order = sys.self_pid(), {}, {}
   local pids, err = sys.list_pids()
   if not pids then

@@ -31,9 +31,17 @@ describe("host_template.compile", function()
     assert.equal("", render("{{.Container.ID}}"))
   end)
 
-  it("renders HostIPV4 as the host address whatever the interface", function()
+  it("renders HostIPV4 as the host address when the finder cannot look interfaces up", function()
     assert.equal("10.0.0.7", render('{{.Rover.HostIPV4 "en0"}}'))
     assert.equal("10.0.0.7", render("{{.Rover.HostIPV4 `eth1`}}"))
+  end)
+
+  it("renders HostIPV4 as the named interface's address, else the host's", function()
+    local by_name = { eth1 = "192.168.5.9" }
+    local c = { process = ctx.process, container = ctx.container, rover = { host_ip = "10.0.0.7",
+      ipv4 = function(name) return by_name[name] end } }
+    assert.equal("192.168.5.9", render('{{.Rover.HostIPV4 "eth1"}}', c))
+    assert.equal("10.0.0.7", render('{{.Rover.HostIPV4 "en0"}}', c))
   end)
 
   it("keeps text around several actions", function()

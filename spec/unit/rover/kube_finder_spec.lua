@@ -159,8 +159,9 @@ end
 
 describe("kube_finder templates", function()
   it("gives the .Rover, .Process, .Pod and .Container fields", function()
-    assert.equal("agent-uuid node-1 10.0.0.7 fd00::7",
-      render('{{.Rover.InstanceID}} {{.Rover.HostName}} {{.Rover.HostIPV4 "eth0"}} {{.Rover.HostIPV6 "eth0"}}'))
+    assert.equal("agent-uuid node-1 10.0.0.7 192.168.5.9 fd00::7",
+      render('{{.Rover.InstanceID}} {{.Rover.HostName}} {{.Rover.HostIPV4 "eth0"}} {{.Rover.HostIPV4 "eth1"}} '
+        .. '{{.Rover.HostIPV6 "eth0"}}'))
     assert.equal("/opt/reviews/bin/reviews-server reviews-server 200 /opt/reviews /opt/reviews/bin/reviews-server",
       render("{{.Process.ExeFilePath}} {{.Process.ExeName}} {{.Process.Pid}} {{.Process.WorkDir}} "
         .. "{{.Process.ExeNameInCommandLine}}"))
