@@ -72,9 +72,12 @@ void mr_kube_failure(const struct mr_kube *k, char *out, size_t len, CURLcode rc
 	const char *why = curl_err && *curl_err ? curl_err : curl_easy_strerror(rc);
 	char msg[160];
 
-	if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
-	    rc == CURLE_SSL_CERTPROBLEM) {
+	if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
 		snprintf(out, len, "TLS verification of the API server failed: %s", why);
+		return;
+	}
+	if (rc == CURLE_SSL_CERTPROBLEM) {
+		snprintf(out, len, "the client certificate or its key cannot be used: %s", why);
 		return;
 	}
 	if (refused_client_cert(k, rc, http)) {

@@ -128,6 +128,18 @@ describe("Kubernetes client with a client certificate", function()
     assert.same({}, stub:requests())
   end)
 
+  it("says the client certificate cannot be used when its key is another's", function()
+    local dir = e2e.tmpdir()
+    local other = assert(certs.make(dir, { client = true }))
+    feed = assert(kube_view.open(stub, { token = false, cert_pem = files.read(stub.client_cert),
+      key_pem = files.read(other.client_key) }))
+    local ok, why = feed:check_node(5000)
+    e2e.rmdir(dir)
+    assert.is_false(ok)
+    assert.matches('^cannot get node "node%-a": the client certificate or its key cannot be used: ', why)
+    assert.same({}, stub:requests())
+  end)
+
   -- The kubeconfig at stub.dir/kube/config with the cluster's and user's
   -- fields: either paths relative to it (the certificates copied beside
   -- it) or -data fields; and what access.resolve finds in it.
