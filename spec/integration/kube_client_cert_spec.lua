@@ -13,27 +13,6 @@ local files = require("support.files")
 local kube_api = require("support.kube_api")
 local kube_view = require("support.kube_view")
 
-local KUBECONFIG = [[
-apiVersion: v1
-kind: Config
-current-context: spec
-clusters:
-  - name: spec
-    cluster:
-      server: <server>
-      <ca_field>: <ca>
-users:
-  - name: spec
-    user:
-      <cert_field>: <cert>
-      <key_field>: <key>
-contexts:
-  - name: spec
-    context:
-      cluster: spec
-      user: spec
-]]
-
 local function pod(name, node)
   return kube_api.pod({ namespace = "shop", name = name, node = node, containers = { { name = "app" } } })
 end
@@ -111,14 +90,24 @@ describe("Kubernetes client with a client certificate", function()
     assert.equals(0, feed:status().errors)
   end)
 
-  it("is refused with a clear error for a certificate another CA signed", function()
+  -- check_node with a certificate and key from pick(own, other): own the
+  -- stand-in's client files, other those of a CA it does not know. Fails
+  -- the case unless the check failed; returns why.
+  local function refused(pick)
     local dir = e2e.tmpdir()
     local other = assert(certs.make(dir, { client = true }))
-    feed = assert(kube_view.open(stub, { token = false, cert_pem = files.read(other.client_cert),
-      key_pem = files.read(other.client_key) }))
+    local own = { client_cert = stub.client_cert, client_key = stub.client_key }
+    local cert, key = pick(own, other)
+    feed = assert(kube_view.open(stub, { token = false, cert_pem = files.read(cert.client_cert),
+      key_pem = files.read(key.client_key) }))
     local ok, why = feed:check_node(5000)
     e2e.rmdir(dir)
     assert.is_false(ok)
+    return why
+  end
+
+  it("is refused with a clear error for a certificate another CA signed", function()
+    local why = refused(function(_, other) return other, other end)
     local said = ("the API server closed the connection in TLS, as it does for a client certificate it does not "
       .. "trust: "):gsub("%p", "%%%0")
     assert.matches('^cannot get node "node%-a": ' .. said, why)
@@ -129,13 +118,7 @@ describe("Kubernetes client with a client certificate", function()
   end)
 
   it("says the client certificate cannot be used when its key is another's", function()
-    local dir = e2e.tmpdir()
-    local other = assert(certs.make(dir, { client = true }))
-    feed = assert(kube_view.open(stub, { token = false, cert_pem = files.read(stub.client_cert),
-      key_pem = files.read(other.client_key) }))
-    local ok, why = feed:check_node(5000)
-    e2e.rmdir(dir)
-    assert.is_false(ok)
+    local why = refused(function(own, other) return own, other end)
     assert.matches('^cannot get node "node%-a": the client certificate or its key cannot be used: ', why)
     assert.same({}, stub:requests())
   end)
@@ -146,21 +129,21 @@ describe("Kubernetes client with a client certificate", function()
   local function resolve(data)
     local dir = stub.dir .. "/kube"
     assert.equals(0, (e2e.run("mkdir -p " .. e2e.quote(dir .. "/certs"))))
-    local values = { server = stub:url() }
-    local fields = { ca = { "certificate-authority", stub.ca, "ca.crt" },
-      cert = { "client-certificate", stub.client_cert, "certs/client.crt" },
-      key = { "client-key", stub.client_key, "certs/client.key" } }
-    for name, f in pairs(fields) do
-      values[name .. "_field"] = f[1] .. (data and "-data" or "")
+    local cluster, user = {}, {}
+    local fields = { { cluster, "certificate-authority", stub.ca, "ca.crt" },
+      { user, "client-certificate", stub.client_cert, "certs/client.crt" },
+      { user, "client-key", stub.client_key, "certs/client.key" } }
+    for _, f in ipairs(fields) do
+      local into, field, source, copy = f[1], f[2], f[3], f[4]
       if data then
-        values[name] = base64_of(f[2])
+        into[field .. "-data"] = base64_of(source)
       else
-        files.write(dir .. "/" .. f[3], files.read(f[2]))
-        values[name] = f[3]
+        files.write(dir .. "/" .. copy, files.read(source))
+        into[field] = copy
       end
     end
-    files.write(dir .. "/config", (KUBECONFIG:gsub("<([%w_]+)>", values)))
-    local opts = assert(access.resolve({ KUBECONFIG = dir .. "/config" }, config.read))
+    local path = stub:kubeconfig(dir .. "/config", { cluster = cluster, user = user })
+    local opts = assert(access.resolve({ KUBECONFIG = path }, config.read))
     assert.same({ stub:url(), files.read(stub.ca), files.read(stub.client_cert), files.read(stub.client_key) },
       { opts.server, opts.ca_pem, opts.cert_pem, opts.key_pem })
     assert.is_nil(opts.token)

@@ -18,6 +18,7 @@ local e2e = require("support.e2e")
 local certs = require("support.kube.certs")
 local objects = require("support.kube.objects")
 local stand_in = require("support.stand_in")
+local tables = require("moonrover.lib.tables")
 local write = require("support.files").write
 
 local _M = {}
@@ -102,11 +103,11 @@ clusters:
   - name: spec
     cluster:
       server: <server>
-      certificate-authority: <ca>
+<cluster>
 users:
   - name: spec
     user:
-      token: <token>
+<user>
 contexts:
   - name: spec
     context:
@@ -114,10 +115,25 @@ contexts:
       user: spec
 ]]
 
--- Writes a kubeconfig for the stand-in (its address, CA file and first
--- token) at path, for KUBECONFIG; returns path.
-function Stub:kubeconfig(path)
-  write(path, (KUBECONFIG:gsub("<(%w+)>", { server = self:url(), ca = self.ca, token = self.first_token })))
+-- YAML lines, six spaces in, of a table's fields in name order.
+local function fields_yaml(t)
+  local lines = {}
+  for i, name in ipairs(tables.sorted_keys(t)) do
+    lines[i] = "      " .. name .. ": " .. t[name]
+  end
+  return table.concat(lines, "\n")
+end
+
+-- Writes a kubeconfig for the stand-in at path, for KUBECONFIG; returns
+-- path. fields (optional): the cluster's fields besides its server
+-- (default: certificate-authority, its CA file) and the user's (default:
+-- token, its first token), as { cluster = {...}, user = {...} }.
+function Stub:kubeconfig(path, fields)
+  fields = fields or {}
+  local values = { server = self:url(),
+    cluster = fields_yaml(fields.cluster or { ["certificate-authority"] = self.ca }),
+    user = fields_yaml(fields.user or { token = self.first_token }) }
+  write(path, (KUBECONFIG:gsub("<(%w+)>", values)))
   return path
 end
 
