@@ -497,14 +497,72 @@ describe("http1 message rules", function()
     assert.same({ 201, 4, 5 }, { ex[1].status, ex[1].request_end_ns, ex[1].response_start_ns })
   end)
 
-  it("gives up the oldest of more than 64 waiting requests", function()
-    local records = {}
-    for k = 1, 70 do
-      records[k] = { true, "GET /" .. k .. " HTTP/1.1\r\n\r\n", k }
+  it("pairs 100 pipelined requests read in two pieces, one split in its request line", function()
+    local stream = {}
+    for k = 1, 100 do
+      stream[k] = "GET /" .. k .. " HTTP/1.1\r\nHost: x\r\n\r\n"
+    end
+    local text = table.concat(stream)
+    local response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    local records = { { true, text:sub(1, 1024), 1 } }
+    local read = math.floor(1024 / #stream[1])
+    for k = 1, read do
+      records[#records + 1] = { false, response, 1 + k }
+    end
+    records[#records + 1] = { true, text:sub(1025), 200 }
+    for k = read + 1, 100 do
+      records[#records + 1] = { false, response, 200 + k }
     end
     local ex = feed(http1.new_state(), records)
-    assert.same(6, #ex)
-    assert.same({ "/1", 0, "no response" }, { ex[1].target, ex[1].status, ex[1].error })
+    assert.same(100, #ex)
+    for k = 1, 100 do
+      assert.same({ "/" .. k, 200 }, { ex[k].target, ex[k].status })
+      assert.is_nil(ex[k].error)
+    end
+  end)
+
+  it("says lost sync, not no response, for requests whose responses came in bytes not copied", function()
+    local requests, responses = {}, {}
+    for k = 1, 100 do
+      requests[k] = "GET /" .. k .. " HTTP/1.1\r\n\r\n"
+      responses[k] = "HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n" .. ("x"):rep(200)
+    end
+    local reads = table.concat(responses)
+    local state = http1.new_state()
+    feed(state, { { true, table.concat(requests), 1 } })
+    local out, emit = collector()
+    http1.on_data(state, false, ffi.cast(u8p, reads), 4096, #reads, 2, emit)
+    http1.on_close(state, 3, emit)
+    local seen = math.floor(4096 / #responses[1])
+    assert.same(100, #out)
+    for k = 1, 100 do
+      if k <= seen then
+        assert.same({ "/" .. k, 200 }, { out[k].target, out[k].status })
+        assert.is_nil(out[k].error)
+      else
+        assert.same({ "/" .. k, "lost sync" }, { out[k].target, out[k].error })
+      end
+    end
+  end)
+
+  it("answers the requests past 256 waiting without their request, never pairing wrongly", function()
+    local records = {}
+    for k = 1, 300 do
+      records[k] = { true, "GET /" .. k .. " HTTP/1.1\r\n\r\n", k }
+    end
+    for k = 1, 300 do
+      local status = k % 2 == 0 and 200 or 404
+      records[300 + k] = { false, "HTTP/1.1 " .. status .. " X\r\nContent-Length: 0\r\n\r\n", 300 + k }
+    end
+    records[601] = { true, "GET /after HTTP/1.1\r\n\r\n", 601 }
+    records[602] = { false, "HTTP/1.1 204 No Content\r\n\r\n", 602 }
+    local ex = feed(http1.new_state(), records)
+    assert.same(301, #ex)
+    for k = 1, 300 do
+      assert.same({ k <= 256 and "/" .. k or nil, k % 2 == 0 and 200 or 404 }, { ex[k].target, ex[k].status })
+      assert.is_nil(ex[k].error)
+    end
+    assert.same({ "/after", 204 }, { ex[301].target, ex[301].status })
   end)
 
   it("ends a body early at a record that starts a new message", function()

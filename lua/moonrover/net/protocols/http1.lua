@@ -57,10 +57,15 @@
 --   guesses; or its response was lost: after a gap in responses, on a
 --   connection never seen pipelining, a response pairs with the newest
 --   waiting request and the older ones are given up with this error and
---   status 0. An exchange whose end had to be found as above carries no
---   error: its times are those of its records.
--- - error = "no response" (status 0): the connection closed, or more than
---   64 requests waited. error = "closed mid-response": the close came
+--   status 0; or a response record was copied in part where the end of its
+--   response was not known (a head cut by the copy, a chunk size not
+--   copied) while more requests waited: the bytes not seen may hold their
+--   responses, so the response under way, those that follow until no
+--   request waits, and the requests given up at the close say this error
+--   (not "no response"). An exchange whose end had to be found as above
+--   carries no error: its times are those of its records.
+-- - error = "no response" (status 0): the connection closed before its
+--   response. error = "closed mid-response": the close came
 --   before the response's end (a response that lasts until the close, or
 --   whose end was unknown, ends there without error).
 -- - The two directions' records come in order each, but not always in
@@ -85,7 +90,12 @@
 --   that starts like a message of its direction. Skipped response bytes
 --   count as a gap for the pairing.
 -- - Per connection: one partial head of at most 16 KiB per direction, at
---   most 64 requests waiting for their response; strings are made only for
+--   most 256 requests waiting for their response (a server reading a deep
+--   pipeline takes in one read all the requests of its buffer: nginx 8 KiB,
+--   over 100 short GETs). The requests past them are only counted, in
+--   order: each gets its response as an exchange without its request's
+--   fields (as when the request was not seen), so that no response is paired
+--   with the wrong request. Strings are made only for
 --   method, target, Host and trace headers. The state is plain data (it
 --   survives serialization across a reload). Never raises; never reads a
 --   byte at or past `copied` (spec/integration/http1_fuzz_spec.lua checks
@@ -118,7 +128,7 @@ local HEAD_LIMIT = 16384
 local TARGET_MAX = 1024
 local HOST_MAX = 256
 local TRACE_VALUE_MAX = 512
-local PENDING_MAX = 64
+local PENDING_MAX = 256
 
 local HT, LF, CR, SP, DIGIT0, DIGIT9 = 9, 10, 13, 32, 48, 57
 
@@ -512,7 +522,7 @@ function _M.new_state()
   return {
     q = new_direction(), r = new_direction(), pending = {},
     q_open = false, r_open = false, r_gap = false, pipelined = false, tunnel = false,
-    early = false, q_early = false,
+    early = false, q_early = false, unkept = 0, r_unkept = false, r_cut = false,
   }
 end
 
@@ -596,10 +606,14 @@ local function finish_response(state, r, ts, emit)
     ex.request_bytes = q.bytes
     state.q_open = false
   end
-  if not ex.request_start_ns then
+  if not ex.request_start_ns and not state.r_unkept then
     release_early(state, emit)
     state.early = ex
     return
+  end
+  state.r_unkept = false
+  if #pending == 0 then
+    state.r_cut = false
   end
   deliver(ex, emit)
 end
@@ -626,7 +640,8 @@ local function answered(state, ts0, emit)
     release_early(state, emit)
   end
   local first = state.pending[1]
-  if #state.pending == 1 and state.r_open and not first.request_start_ns and ts0 <= state.r.last_ts then
+  if #state.pending == 1 and state.r_open and not first.request_start_ns and not state.r_unkept and
+    ts0 <= state.r.last_ts then
     return first
   end
   return nil
@@ -636,8 +651,9 @@ local function open_request(state, ts0, emit)
   local pending = state.pending
   local ex = answered(state, ts0, emit)
   if not ex then
-    if #pending >= PENDING_MAX then
-      give_up(remove(pending, state.r_open and 2 or 1), "no response", emit)
+    if #pending >= PENDING_MAX or state.unkept > 0 then
+      state.unkept = state.unkept + 1
+      return
     end
     ex = new_exchange()
     pending[#pending + 1] = ex
@@ -663,8 +679,15 @@ local function open_response(state, ts0, emit)
   end
   local ex = pending[1]
   if not ex then
+    if state.unkept > 0 then
+      state.unkept = state.unkept - 1
+      state.r_unkept = true
+    end
     ex = new_exchange()
     pending[1] = ex
+  end
+  if state.r_cut then
+    ex.error = "lost sync"
   end
   ex.status = H.status
   ex.version = ex.version or H.version
@@ -838,6 +861,25 @@ end
 
 -- ------------------------------------------------------------- records
 
+-- A response record copied in part left the end of its response unknown
+-- (LOST) or is being skipped (SYNC): the bytes not copied may have held
+-- the responses of requests still waiting. Those exchanges, and the one
+-- under way, say "lost sync" (never "no response": their answers may have
+-- come) until no request waits any more.
+local function cut_responses(state, d)
+  local mode = d.mode
+  if mode ~= LOST and mode ~= SYNC then
+    return
+  end
+  local pending = state.pending
+  if #pending > (state.r_open and 1 or 0) then
+    state.r_cut = true
+    if state.r_open then
+      pending[1].error = "lost sync"
+    end
+  end
+end
+
 -- A message starts at p[i] (copied - i bytes visible): parse its head, open
 -- it, or buffer a partial head. Returns the index after the head, or -1
 -- when the rest of the record is used (or skipped).
@@ -993,6 +1035,9 @@ function _M.on_data(state, is_request, ptr, copied, total, ts, emit)
   while i >= 0 and i < total do
     i = step(state, d, is_request, p, i, copied, total, ts, emit)
   end
+  if not is_request and copied < total then
+    cut_responses(state, d)
+  end
 end
 
 function _M.on_gap(state, is_request)
@@ -1063,8 +1108,9 @@ function _M.on_close(state, _close_ns, emit)
     if state.q_open then
       finish_request(state, q, q.last_ts, emit)
     end
+    local reason = state.r_cut and "lost sync" or "no response"
     while #pending > 0 do
-      give_up(remove(pending, 1), "no response", emit)
+      give_up(remove(pending, 1), reason, emit)
     end
   end
   local fresh = _M.new_state()
