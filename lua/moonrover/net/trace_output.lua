@@ -1,6 +1,7 @@
 -- trace_output.lua - how `moonrover trace` writes an exchange: aligned text
 -- columns for a person (bytes from the wire escaped, so that a request cannot
--- rewrite the terminal), or one JSON object per line, a stable contract:
+-- rewrite the terminal), or one JSON object per line, a stable contract
+-- (always valid UTF-8: a byte of a string that is not, U+FFFD):
 --   ts            RFC 3339 UTC with microseconds: when the request's first byte moved
 --   pid, tid      the traced process, and its thread that moved the exchange's last bytes
 --   comm          the name of the thread that accepted or opened the connection
@@ -27,6 +28,7 @@ local json_text = require("moonrover.lib.json_text")
 local latency_histogram = require("moonrover.net.latency_histogram")
 local tables = require("moonrover.lib.tables")
 local text_escape = require("moonrover.lib.text_escape")
+local valid_utf8 = require("moonrover.net.trace_utf8").valid
 
 local _M = {}
 
@@ -80,12 +82,19 @@ function _M.start_ns(ex)
   return ex.request_start_ns or ex.response_start_ns or 0
 end
 
+-- A string of the exchange as valid UTF-8 (nil stays nil).
+local function utf8(s)
+  return s and valid_utf8(s)
+end
+
 local function json_line(ex, wall)
-  local fields = { ts = rfc3339(wall), pid = ex.pid, tid = ex.tid, comm = ex.comm,
-    container_id = type(ex.container_id) == "string" and ex.container_id or nil, role = ex.role,
-    ["local"] = ex["local"], remote = ex.remote, protocol = ex.protocol, method = ex.method, target = ex.target,
-    host = ex.host or nil, status = ex.status or 0, duration_ms = duration_ms(ex), request_bytes = ex.request_bytes,
-    response_bytes = ex.response_bytes, tls = ex.tls, trace_id = ex.trace_id, error = ex.error }
+  local container = type(ex.container_id) == "string" and ex.container_id or nil
+  local fields = { ts = rfc3339(wall), pid = ex.pid, tid = ex.tid, comm = utf8(ex.comm),
+    container_id = utf8(container), role = ex.role,
+    ["local"] = ex["local"], remote = ex.remote, protocol = ex.protocol, method = utf8(ex.method),
+    target = utf8(ex.target), host = utf8(ex.host or nil), status = ex.status or 0, duration_ms = duration_ms(ex),
+    request_bytes = ex.request_bytes, response_bytes = ex.response_bytes, tls = ex.tls, trace_id = utf8(ex.trace_id),
+    error = ex.error }
   return json_text.object(JSON_KEYS, fields) .. "\n"
 end
 

@@ -50,6 +50,15 @@ describe("trace output", function()
     end
   end)
 
+  it("writes valid UTF-8 JSON whatever bytes came off the wire", function()
+    local ex = exchange({ target = "/\255\254\128\"\1x\195\169", host = "h\192", comm = "n\237\160\128" })
+    local line = trace_output.line(trace_output.new("json", clock), ex)
+    local R = "\239\191\189"
+    assert.is_truthy(line:find('"target":"/' .. R .. R .. R .. '\\"\\u0001x\195\169"', 1, true), line)
+    assert.is_truthy(line:find('"host":"h' .. R .. '"', 1, true), line)
+    assert.is_truthy(line:find('"comm":"n' .. R .. R .. R .. '"', 1, true), line)
+  end)
+
   it("writes text columns with their units in the header", function()
     local out = trace_output.new("text", clock)
     assert.matches("^TIME +PID COMM +ROLE +LOCAL +REMOTE +PROTO METHOD  STATUS +DUR_MS +REQ_B +RESP_B  TARGET\n$",
