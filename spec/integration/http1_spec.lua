@@ -545,6 +545,30 @@ describe("http1 message rules", function()
     end
   end)
 
+  it("says how much body follows that needs no copy, and takes it back as pieces with nothing copied", function()
+    local state = http1.new_state()
+    local out, emit = collector()
+    local function data(is_request, s, ts, total)
+      return http1.on_data(state, is_request, s and ffi.cast(u8p, s), s and #s or 0, total or #s, ts, emit)
+    end
+    assert.equal(0, data(true, "GET /big HTTP/1.1\r\n\r\n", 1))
+    assert.is_false(http1.at_rest(state))
+    local head = "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+    assert.equal(100000 - 10, data(false, head .. ("x"):rep(10), 2))
+    assert.equal(100000 - 10 - 50000, data(false, nil, 3, 50000))
+    assert.equal(0, data(false, nil, 4, 100000 - 10 - 50000))
+    assert.same({ "/big", #head + 100000, 4 }, { out[1].target, out[1].response_bytes, out[1].response_end_ns })
+    assert.is_true(http1.at_rest(state))
+    assert.equal(0, data(true, "GET /chunks HTTP/1.1\r\n\r\n", 5))
+    assert.equal(0x8000 - 4, data(false, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8000\r\nabcd", 6))
+    assert.equal(0, data(false, nil, 7, 0x8000 - 4))
+    assert.equal(0, data(false, "\r\n0\r\n\r\n", 8))
+    assert.same({ "/chunks", 200, 8 }, { out[2].target, out[2].status, out[2].response_end_ns })
+    assert.equal(0, data(true, "GET /close HTTP/1.0\r\n\r\n", 9))
+    assert.equal(0, data(false, "HTTP/1.0 200 OK\r\n\r\nuntil the close", 10))
+    assert.is_false(http1.at_rest(state))
+  end)
+
   it("answers the requests past 256 waiting without their request, never pairing wrongly", function()
     local records = {}
     for k = 1, 300 do

@@ -2,8 +2,12 @@
 -- tracer: turns the captured records of one connection (both directions)
 -- into exchanges, a request and its response each. It has the interface of
 -- every module of lua/moonrover/net/protocols/ (name, detect, new_state,
--- on_data, on_gap, on_idle, on_close) and emits the tracer's exchange
--- tables. Of the runtime it calls only the lock-free head scan (below).
+-- on_data, on_gap, on_idle, on_close, at_rest) and emits the tracer's
+-- exchange tables. Of the runtime it calls only the lock-free head scan
+-- (below). on_data returns the bytes of body that follow the piece and need
+-- no copy (Content-Length, chunk data; 0 for a body until the close): the
+-- tracer asks the kernel to count them only, and feeds them back as pieces
+-- with nothing copied.
 --
 -- What is recognised
 -- - A request starts with one of GET POST PUT DELETE HEAD OPTIONS PATCH
@@ -1015,6 +1019,22 @@ local function step(state, d, is_request, p, i, copied, total, ts, emit)
   return -1
 end
 
+-- The bytes of body that follow the end of the piece just parsed and that
+-- need no copy: the rest of a Content-Length body, or of a chunk's data (its
+-- line end and the next size line are needed); 0 for anything else (a body
+-- until the close, an unknown end, a head).
+local function body_left(d)
+  local mode = d.mode
+  if mode == BODY or (mode == CHUNK and d.cst == CS_DATA) then
+    return d.left
+  end
+  return 0
+end
+
+-- A piece of a record: copied bytes at ptr (never read when copied is 0:
+-- bytes the kernel was asked not to copy, or sendfile's) of total moved.
+-- Returns the bytes right after it that are body the parser does not need
+-- copied (body_left).
 function _M.on_data(state, is_request, ptr, copied, total, ts, emit)
   if state.tunnel or total <= 0 then
     return
@@ -1038,6 +1058,16 @@ function _M.on_data(state, is_request, ptr, copied, total, ts, emit)
   if not is_request and copied < total then
     cut_responses(state, d)
   end
+  return body_left(d)
+end
+
+-- Whether the state holds nothing: no message under way in either
+-- direction, no request waiting, nothing held, not a tunnel; a new state
+-- would parse what comes next the same way.
+function _M.at_rest(state)
+  local q, r = state.q, state.r
+  return (q.mode == START or q.mode == SYNC) and (r.mode == START or r.mode == SYNC) and #state.pending == 0 and
+    not state.q_open and not state.r_open and not state.early and not state.tunnel and state.unkept == 0
 end
 
 function _M.on_gap(state, is_request)
