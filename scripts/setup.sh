@@ -14,7 +14,7 @@ packages=(
   python3-grpcio python3-protobuf
   golang-go linux-perf libc6-dbg time util-linux iproute2 libxml2-utils curl openssl
   clang-format lua-check
-  nginx wrk redis-server redis-tools python3
+  nginx wrk redis-server redis-tools python3 bpftrace
   debootstrap podman runc lua-yaml
 )
 # The Kubernetes manifests' spec runs `kubectl create --dry-run=client`: any

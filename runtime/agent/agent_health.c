@@ -1,8 +1,11 @@
-/* agent_health.c - the first line of /healthz: "ok", or "degraded: WHAT since
- * TIME (DETAIL)" while a script reports that the agent cannot do part of its
- * job (the Rover module, when OAP is unreachable). A degraded agent still
- * runs, so /healthz keeps answering 200: restarting it would not bring OAP
- * back, and what it collects meanwhile is kept.
+/* agent_health.c - the first line of /healthz: "ok", "degraded: script NAME
+ * disabled (WHY) since TIME" while a script is disabled (its budget ran out,
+ * or it did not start: what it does is not done until a reload loads it
+ * again), or "degraded: WHAT since TIME (DETAIL)" while a script reports
+ * that the agent cannot do part of its job (the Rover module, when OAP is
+ * unreachable). A degraded agent still runs, so /healthz keeps answering
+ * 200: restarting it would not bring OAP back nor mend a script, and what it
+ * collects meanwhile is kept.
  *
  * The state is global because there is one agent per process and scripts
  * reach the runtime only through api.h; it is read and written on the main
@@ -14,6 +17,8 @@
 
 #include "agent/agent_health.h"
 #include "base/log.h"
+#include "script_host/script.h"
+#include "script_host/script_set.h"
 
 enum { HEALTH_LINE_MAX = 512 };
 
@@ -52,7 +57,30 @@ void mr_agent_health_restore(void)
 	health_line[0] = '\0';
 }
 
-const char *mr_agent_health_status(void)
+/* The script disabled longest, or NULL when every script runs. */
+static const struct mr_script *longest_disabled(const struct mr_script_set *h)
 {
-	return health_line[0] ? health_line : "ok";
+	const struct mr_script *first = NULL;
+
+	for (size_t i = 0; i < h->nscripts; i++) {
+		const struct mr_script *s = h->scripts[i];
+
+		if (s->disabled && (!first || s->disabled_since_ms < first->disabled_since_ms))
+			first = s;
+	}
+	return first;
+}
+
+void mr_agent_health_line(const struct mr_script_set *h, char *buf, size_t len)
+{
+	const struct mr_script *s = longest_disabled(h);
+	char since[32];
+
+	if (!s) {
+		snprintf(buf, len, "%s", health_line[0] ? health_line : "ok");
+		return;
+	}
+	utc_text(s->disabled_since_ms, since, sizeof(since));
+	snprintf(buf, len, "degraded: script %s disabled (%s)%s%s", s->name, s->why,
+		 since[0] ? " since " : "", since);
 }

@@ -56,7 +56,9 @@ int mr_agent_stats_init(struct mr_agent_stats *st, mr_metrics *m, const mr_data_
 		return rc;
 	st->scripts_active = series(m, MR_GAUGE, "moonrover_scripts", "Scripts by state", "state=\"active\"");
 	st->scripts_disabled = series(m, MR_GAUGE, "moonrover_scripts", NULL, "state=\"disabled\"");
-	return MR_FIRST_ERROR(st->scripts_active, st->scripts_disabled);
+	st->scripts_disabled_now = series(m, MR_GAUGE, "moonrover_scripts_disabled",
+					  "Scripts disabled now (/healthz says degraded while any is)", "");
+	return MR_FIRST_ERROR(st->scripts_active, st->scripts_disabled, st->scripts_disabled_now);
 }
 
 void mr_agent_stats_batch(struct mr_agent_stats *st, uint32_t stream, uint64_t ns)
@@ -96,7 +98,7 @@ static void describe_scripts(FILE *f, const struct mr_script_set *h)
 
 static void set_health(const struct mr_script_set *h, mr_http *http, size_t active, size_t disabled)
 {
-	char *text = NULL;
+	char *text = NULL, first[512];
 	size_t len = 0;
 	FILE *f;
 
@@ -105,7 +107,8 @@ static void set_health(const struct mr_script_set *h, mr_http *http, size_t acti
 	f = open_memstream(&text, &len);
 	if (!f)
 		return; /* out of memory: the last text stays */
-	fprintf(f, "%s\nscripts: %zu active, %zu disabled\n", mr_agent_health_status(), active, disabled);
+	mr_agent_health_line(h, first, sizeof(first));
+	fprintf(f, "%s\nscripts: %zu active, %zu disabled\n", first, active, disabled);
 	describe_scripts(f, h);
 	if (h->reloads == 0)
 		fprintf(f, "start: %s\n", h->last_reload_ok ? "ok" : h->last_error);
@@ -177,6 +180,7 @@ void mr_agent_stats_sync(struct mr_agent_stats *st, mr_data_plane *dp, const str
 		disabled += h->scripts[i]->disabled != 0;
 	mr_metrics_set(st->metrics, st->scripts_active, (double)(h->nscripts - disabled));
 	mr_metrics_set(st->metrics, st->scripts_disabled, (double)disabled);
+	mr_metrics_set(st->metrics, st->scripts_disabled_now, (double)disabled);
 	sync_memory(st, h);
 	set_health(h, http, h->nscripts - disabled, disabled);
 }

@@ -21,7 +21,7 @@ struct mr_agent_stats {
 	mr_metrics *metrics;
 	struct mr_stream_series streams[MR_STREAM_COUNT];
 	struct mr_net_series net;
-	int32_t scripts_active, scripts_disabled;
+	int32_t scripts_active, scripts_disabled, scripts_disabled_now;
 	int32_t *memory_series; /* the per-script memory gauges set by the last sync */
 	size_t nmemory_series;
 };

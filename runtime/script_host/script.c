@@ -44,6 +44,8 @@ static void release_state(struct mr_script *s)
 /* Disables the script; its state goes once no call is inside it. */
 static void stop(struct mr_script *s, int abandoned, const char *why)
 {
+	if (!s->disabled)
+		s->disabled_since_ms = mr_sys_epoch_ms();
 	s->disabled = 1;
 	s->abandoned |= abandoned;
 	if (why != s->why)
@@ -258,6 +260,7 @@ struct mr_script *mr_script_failed(struct mr_script_set *h, const char *name, co
 
 	if (s) {
 		s->disabled = 1;
+		s->disabled_since_ms = mr_sys_epoch_ms();
 		s->memory.limit = h->memory_limit;
 		snprintf(s->why, sizeof(s->why), "%s", why);
 	}

@@ -48,6 +48,7 @@ struct mr_script {
 	uint64_t errors; /* callback errors, for the rate limit of their log */
 	uint64_t errors_suppressed;
 	uint64_t last_error_log_ns;
+	double disabled_since_ms; /* when it was disabled: wall clock, ms since 1970 */
 };
 
 /* Creates the script's state and runs its file under the budget. imported is
