@@ -1,9 +1,10 @@
 -- End-to-end spec of clients that close (or reset) their connection before
 -- the server answers: the server's late send meets a socket the kernel has
 -- already closed (spec/support/late_answer_server.py answers 50 ms after
--- each request, spec/support/early_close_clients.py leaves first). Traced by `moonrover trace --format json` (both ends),
--- and, in this process, by a data plane of its own whose connection map is
--- counted before and after: a closed socket must never be tracked again.
+-- each request, spec/support/early_close_clients.py leaves first). Traced
+-- by `moonrover trace --format json` (both ends), and, in this process, by
+-- a data plane of its own whose connection map is counted before and
+-- after: a closed socket must never be tracked again.
 local e2e = require("support.e2e")
 local te = require("support.trace_e2e")
 
