@@ -26,8 +26,8 @@
  * first connections are traced too (user space removes it at its exit).
  *
  * Records are built in a per-CPU scratch buffer and copied into the ring with
- * their true length. Every loss is counted (struct mr_net_counters); the
- * counters fill one 64-byte slot. */
+ * their true length. Every loss is counted (struct mr_net_counters), each
+ * CPU's counters on 64-byte lines of their own. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -47,7 +47,7 @@ const volatile __u64 wakeup_data_bytes = 1 << 20;
 const volatile __u64 wakeup_event_bytes = 1 << 18;
 const volatile __u32 payload_max = MR_NET_PAYLOAD_DEFAULT;
 
-struct mr_net_counters counters[MR_NET_COUNTER_SLOTS] __attribute__((aligned(64)));
+struct mr_net_counter_slot counters[MR_NET_COUNTER_SLOTS];
 
 /* Bumped by user space after each change to the verdicts map: a connection
  * looks its verdict up again only when this moved (see verdict_of). */
@@ -114,7 +114,7 @@ struct {
 /* This CPU's counters. */
 static __always_inline struct mr_net_counters *my_counters(void)
 {
-	return &counters[bpf_get_smp_processor_id() & (MR_NET_COUNTER_SLOTS - 1)];
+	return &counters[bpf_get_smp_processor_id() & (MR_NET_COUNTER_SLOTS - 1)].c;
 }
 
 #define COUNT(field) __sync_fetch_and_add(&my_counters()->field, 1)
@@ -292,6 +292,13 @@ static __always_inline struct conn *data_conn(struct sock *sk, __u64 cookie, __s
 		bpf_get_current_comm(c->comm, sizeof(c->comm));
 		emit_event(MR_TCP_ACCEPT, cookie, sk, c, tgid, 0);
 		return c;
+	}
+	/* A socket already closed (its peer's reset handled while this send
+	 * ran) is never tracked again: its close event has gone, so its entry
+	 * would stay for ever, and its local port is already let go. */
+	if (sk->__sk_common.skc_state == TCP_CLOSE) {
+		COUNT(closed_data);
+		return NULL;
 	}
 	c = track(cookie, MR_ROLE_UNKNOWN, tgid);
 	if (c) {

@@ -83,10 +83,10 @@ struct mr_net_data {
 };
 
 /* Kernel-side counters of the network programs (net.bpf.c's .bss), one
- * 64-byte slot per CPU (CPUs past MR_NET_COUNTER_SLOTS share slots): one
- * counter shared by all CPUs moved its cache line between them on every
- * record, which cost as much as the rest of the record. The runtime sums the
- * slots (mr_data_plane_net_counters). */
+ * slot of whole 64-byte lines per CPU (CPUs past MR_NET_COUNTER_SLOTS share
+ * slots): one counter shared by all CPUs moved its cache line between them
+ * on every record, which cost as much as the rest of the record. The
+ * runtime sums the slots (mr_data_plane_net_counters). */
 #define MR_NET_COUNTER_SLOTS 256 /* a power of two */
 
 struct mr_net_counters {
@@ -98,6 +98,12 @@ struct mr_net_counters {
 	__u64 conns_full;      /* connections not tracked: the connection map was full */
 	__u64 found_midstream; /* connections first seen after they opened */
 	__u64 targets_full;    /* children of traced processes not traced: the targets map was full */
+	__u64 closed_data;     /* reads and writes not recorded: their socket was closed and not tracked */
 };
+
+/* One CPU's counters, on cache lines of their own. */
+struct mr_net_counter_slot {
+	struct mr_net_counters c;
+} __attribute__((aligned(64)));
 
 #endif

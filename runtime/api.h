@@ -345,6 +345,12 @@ int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict,
 int mr_data_plane_net_target(mr_data_plane *d, int32_t pid, int32_t add, char *err, size_t errlen);
 /* MR_DATA_PLANE_NET: the kernel side's counters (all 0 without it). */
 void mr_data_plane_net_counters(const mr_data_plane *d, struct mr_net_counters *out);
+/* MR_DATA_PLANE_NET: the connections the kernel follows now (its map's
+ * entries, counted again at most once a second; 0 without it). */
+uint64_t mr_data_plane_net_conn_count(mr_data_plane *d);
+/* 1: the kernel still follows connection conn, 0: it does not (closed, or
+ * never seen); -ENOTCONN without the network tracer. */
+int mr_data_plane_net_conn_open(mr_data_plane *d, uint64_t conn);
 /* Stops the thread, detaches every program, frees everything. */
 void mr_data_plane_close(mr_data_plane *d);
 
@@ -519,6 +525,9 @@ void mr_script_metric_observe(mr_script *s, int32_t series, double v);
  * them (MR_NET_COUNT): the network tracer's decision, see
  * mr_data_plane_net_verdict. A canary's verdicts are not applied. */
 int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
+/* mr_data_plane_net_conn_open of the agent's data plane (-ENOTCONN when the
+ * network tracer is off). */
+int mr_script_net_conn_open(mr_script *s, uint64_t conn);
 
 /* --------------------------------------------------------------- transport */
 

@@ -19,7 +19,8 @@ set(MR_SOURCES_pprof pprof_gzip.c pprof_message.c pprof_samples.c pprof_symbols.
 set(MR_SOURCES_profiler cpu_clock.c online_cpus.c profiler.c profiler_check.c profiler_drain.c profiler_processes.c
     profiler_threads.c)
 set(MR_SOURCES_netparse http1_scan.c)
-set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_streams.c data_plane_thread.c)
+set(MR_SOURCES_dataplane data_plane.c data_plane_bpf.c data_plane_check.c data_plane_conns.c data_plane_streams.c
+    data_plane_thread.c)
 set(MR_SOURCES_script_host cli.c script.c script_api.c script_list.c script_memory.c script_owner.c script_set.c
     script_state.c script_traceback.c script_trust.c watchdog.c)
 set(MR_SOURCES_agent agent.c agent_health.c agent_kube_stats.c agent_net_stats.c agent_reload.c agent_stats.c agent_status.c)

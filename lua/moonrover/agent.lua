@@ -397,6 +397,9 @@ start_network = function()
         _M.log.debug("%s", err)
       end
     end,
+    conn_open = function(conn)
+      return lib.mr_script_net_conn_open(script, conn) == 1
+    end,
     registry = _M,
     script = _M.name,
     state = handed_over().net,

@@ -1,6 +1,7 @@
 /* agent_net_stats.c - copies the network tracer's kernel counters into the
- * metrics registry as deltas. One row per counter of struct mr_net_counters:
- * where it is, and the series it becomes. */
+ * metrics registry as deltas (one row per counter of struct mr_net_counters:
+ * where it is, and the series it becomes), and the size of its connection
+ * map as a gauge. */
 #include <stddef.h>
 #include <string.h>
 
@@ -22,6 +23,8 @@ static const struct net_row ROWS[MR_NET_SERIES] = {
 	  "reason=\"truncated\"" },
 	{ offsetof(struct mr_net_counters, unreadable), "moonrover_net_records_partial_total", NULL,
 	  "reason=\"unreadable\"" },
+	{ offsetof(struct mr_net_counters, closed_data), "moonrover_net_records_lost_total", NULL,
+	  "reason=\"socket_closed\"" },
 	{ offsetof(struct mr_net_counters, lost_events), "moonrover_net_connection_events_lost_total",
 	  "Connection events (connect, accept, close, ...) lost, by reason", "reason=\"kernel_ring_full\"" },
 	{ offsetof(struct mr_net_counters, conns_full), "moonrover_net_connections_untracked_total",
@@ -51,10 +54,15 @@ int mr_agent_net_stats_init(struct mr_net_series *s, mr_metrics *m, const mr_dat
 		if (s->ids[i] < 0)
 			return s->ids[i];
 	}
-	return 0;
+	if (!s->enabled)
+		return 0;
+	s->connections = mr_metrics_series(m, MR_GAUGE, "moonrover_net_kernel_connections",
+					   "Connections the kernel side follows (entries of its map)", "",
+					   err, sizeof(err));
+	return s->connections < 0 ? s->connections : 0;
 }
 
-void mr_agent_net_stats_sync(struct mr_net_series *s, mr_metrics *m, const mr_data_plane *dp)
+void mr_agent_net_stats_sync(struct mr_net_series *s, mr_metrics *m, mr_data_plane *dp)
 {
 	struct mr_net_counters now;
 
@@ -65,4 +73,5 @@ void mr_agent_net_stats_sync(struct mr_net_series *s, mr_metrics *m, const mr_da
 		mr_metrics_add(m, s->ids[i],
 			       (double)(field(&now, ROWS[i].offset) - field(&s->last, ROWS[i].offset)));
 	s->last = now;
+	mr_metrics_set(m, s->connections, (double)mr_data_plane_net_conn_count(dp));
 }

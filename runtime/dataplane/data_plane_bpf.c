@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -152,6 +153,11 @@ static int load_net(struct mr_data_plane *d, char *err, size_t errlen)
 		return bpf_failed("load the network BPF programs", e, err, errlen);
 	d->ring_fds[MR_STREAM_TCP] = bpf_map__fd(s->maps.tcp_events);
 	d->ring_fds[MR_STREAM_NET] = bpf_map__fd(s->maps.net_data);
+	e = mr_data_plane_conns_prepare(d);
+	if (e) {
+		snprintf(err, errlen, "cannot allocate the connection map's buffer: %s", strerror(-e));
+		return e;
+	}
 	return fill_net_targets(d, err, errlen);
 }
 
@@ -254,7 +260,7 @@ static uint64_t net_counter(const struct mr_data_plane *d, size_t offset)
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < MR_NET_COUNTER_SLOTS; i++) {
-		const char *slot = (const char *)&d->net->bss->counters[i];
+		const char *slot = (const char *)&d->net->bss->counters[i].c;
 
 		sum += __atomic_load_n((const uint64_t *)(slot + offset), __ATOMIC_RELAXED);
 	}
@@ -325,6 +331,8 @@ void mr_data_plane_unload(struct mr_data_plane *d)
 	d->bench = NULL;
 	net_bpf__destroy(d->net);
 	d->net = NULL;
+	free(d->conn_values);
+	d->conn_values = NULL;
 	process_bpf__destroy(d->process);
 	d->process = NULL;
 }

@@ -1,7 +1,8 @@
 /* data_plane_internal.h - the data plane's state, shared by data_plane.c
  * (options, life cycle), data_plane_bpf.c (BPF objects and ring buffers),
- * data_plane_thread.c (the draining thread) and data_plane_streams.c (the
- * consumer's side of the queues). */
+ * data_plane_thread.c (the draining thread), data_plane_streams.c (the
+ * consumer's side of the queues) and data_plane_conns.c (the kernel's
+ * connection map). */
 #ifndef MR_DATAPLANE_DATA_PLANE_INTERNAL_H
 #define MR_DATAPLANE_DATA_PLANE_INTERNAL_H
 
@@ -40,6 +41,9 @@ struct mr_data_plane {
 	pthread_t thread;
 	int thread_running;
 	int attached;
+	void *conn_values;      /* values of the kernel's conns map, for data_plane_conns.c's walk */
+	uint64_t conn_count;    /* its entries at the last walk */
+	uint64_t conn_count_ns; /* when that was (CLOCK_MONOTONIC), 0: never */
 };
 
 /* Net records taken from the kernel per drain round. libbpf consumes a ring
@@ -55,6 +59,9 @@ uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stre
 int mr_data_plane_set_verdict(struct mr_data_plane *d, uint64_t conn, uint8_t verdict);
 int mr_data_plane_set_target(struct mr_data_plane *d, int32_t pid, int add);
 void mr_data_plane_unload(struct mr_data_plane *d);
+
+/* data_plane_conns.c: allocates the walk's buffer, once the net object is open */
+int mr_data_plane_conns_prepare(struct mr_data_plane *d);
 
 /* data_plane_thread.c */
 int mr_data_plane_thread_prepare(struct mr_data_plane *d, char *err, size_t errlen);

@@ -209,6 +209,16 @@ int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *e
 	return rc;
 }
 
+int mr_script_net_conn_open(mr_script *s, uint64_t conn)
+{
+	int rc;
+
+	mr_script_watchdog_leave();
+	rc = mr_data_plane_net_conn_open(s->set->dp, conn);
+	mr_script_watchdog_enter();
+	return rc;
+}
+
 void mr_script_metric_set(mr_script *s, int32_t series, double v)
 {
 	mr_script_watchdog_leave();

@@ -56,6 +56,11 @@ function _M:set_verdict(conn, verdict)
   return rt.call(rt.lib.mr_data_plane_net_verdict, self.d, conn, verdict)
 end
 
+-- Whether the kernel still follows conn (true or false).
+function _M:conn_open(conn)
+  return rt.lib.mr_data_plane_net_conn_open(self.d, conn) == 1
+end
+
 -- Adds pid to (add true) or removes it from the processes traced, for a
 -- source opened with pids; true, or nil and why.
 function _M:target(pid, add)
@@ -115,7 +120,8 @@ function _M:drain(tracer, limit)
 end
 
 -- Counters: per stream (received, dropped in the queue and in the kernel)
--- and the kernel side's (struct mr_net_counters), as Lua numbers.
+-- and the kernel side's (struct mr_net_counters, and `connections`: its
+-- map's entries now), as Lua numbers.
 function _M:stats()
   local ffi, lib = rt.ffi, rt.lib
   local out = {}
@@ -129,9 +135,10 @@ function _M:stats()
   lib.mr_data_plane_net_counters(self.d, c)
   out.kernel = {}
   for _, k in ipairs({ "data_records", "lost_data", "lost_events", "truncated", "unreadable", "conns_full",
-    "found_midstream", "targets_full" }) do
+    "found_midstream", "targets_full", "closed_data" }) do
     out.kernel[k] = tonumber(c[k])
   end
+  out.kernel.connections = tonumber(lib.mr_data_plane_net_conn_count(self.d))
   return out
 end
 
