@@ -39,11 +39,21 @@ local PUBLISHED = {
     "Exchanges handed on before their connection's addresses were known", "counter" },
   { "evicted", "moonrover_net_connections_evicted_total",
     "Connections the tracer forgot, the least recently used, to stay under its limit", "counter" },
+  { "expired", "moonrover_net_connections_expired_total",
+    "Connections the tracer forgot: idle and no longer followed by the kernel, or idle past the limit", "counter" },
+  { "shed", "moonrover_net_connections_shed_total",
+    "Connections not parsed, only counted, because the script's memory was near its budget", "counter" },
   { "connections", "moonrover_net_connections", "Connections the tracer follows", "gauge" },
 }
 local PUBLISH_NS = 1e9
 
--- opts: set_verdict(conn, verdict); registry (the agent's metrics API: the
+-- The memory budget of a script that does not say its own (the agent's
+-- --script-memory default).
+local DEFAULT_MEMORY_LIMIT = 128 * 1048576
+
+-- opts: set_verdict(conn, verdict), set_capture(conn, direction, skip_to),
+-- conn_open(conn) (see net/tracer.lua); memory_limit (bytes: the script's
+-- memory budget, 128 MiB when not given); registry (the agent's metrics API: the
 -- tracer's counts, labelled script = opts.script, and the container-id
 -- resolver's); state (what state() returned in the script's previous
 -- version). deliver(stream_name, list) gets each batch.
@@ -64,6 +74,9 @@ function _M.new(opts, deliver)
   self.tracer = tracer.new({
     protocols = protocol_list.modules(),
     set_verdict = opts.set_verdict,
+    set_capture = opts.set_capture,
+    conn_open = opts.conn_open,
+    memory_limit = opts.memory_limit or DEFAULT_MEMORY_LIMIT,
     container_id = function(pid)
       return (resolver:lookup(pid, monotonic_ns()))
     end,
