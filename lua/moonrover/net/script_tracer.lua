@@ -2,18 +2,22 @@
 -- the agent's network streams (connection events, and the variable-size
 -- records of the bytes moved), runs them through net/tracer.lua, and hands
 -- what comes out to the script as batches of plain tables: connection events
--- on the "connection" stream, exchanges on their protocol's stream ("http").
+-- on the "connection" stream, exchanges on their protocol's stream ("http"),
+-- reused after the script's handlers returned when it said so
+-- (exchange.reuse()).
 -- Each script that subscribes has its own (scripts share no Lua state); the
 -- kernel's verdicts are the same in every one, since every tracer classifies
 -- a connection from the same bytes.
 local rt = require("moonrover.rt")
 local container_id = require("moonrover.net.coroot_container")
+local exchange = require("moonrover.net.exchange")
 local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 local protocol_list = require("moonrover.net.protocol_list")
 local tracer = require("moonrover.net.tracer")
 
 local ffi, lib = rt.ffi, rt.lib
 local new_table = require("table.new")
+local release = exchange.release
 
 local _M = {}
 local mt = { __index = _M }
@@ -105,17 +109,33 @@ end
 -- has items, in the order of _M.streams(): connection events first, so that
 -- a connection's opening comes before its exchanges. (A walk of the names,
 -- not pairs(), which LuaJIT 2.1 does not compile.)
--- The next list of a stream is made the size of the last batch (the next
--- is likely alike): a list grown from empty is reallocated a dozen times.
+-- When the script reuses exchanges (exchange.reuse()), a list is emptied
+-- after its handlers returned and its exchanges go back to the pool; else
+-- the list is the script's, and the next one is made the size of the last
+-- batch (the next is likely alike): a list grown from empty is reallocated
+-- a dozen times.
 function _M:flush()
   local out, queued, names = self.out, self.queued, self.names
+  local reused = exchange.reused()
   for k = 1, #names do
     local name = names[k]
     local n = queued[name]
     if n > 0 then
       local list = out[name]
-      out[name], queued[name] = new_table(n, 0), 0
-      self.deliver(name, list)
+      queued[name] = 0
+      if reused then
+        self.deliver(name, list)
+        local pooled = name ~= "connection"
+        for i = 1, n do
+          if pooled then
+            release(list[i])
+          end
+          list[i] = nil
+        end
+      else
+        out[name] = new_table(n, 0)
+        self.deliver(name, list)
+      end
     end
   end
 end

@@ -605,7 +605,7 @@ function _M:on_data_run(base, n)
     record_ptr, size_ptr = ffi.typeof("struct mr_net_data *"), ffi.typeof("uint32_t *")
     header_bytes = ffi.sizeof("struct mr_net_data")
     -- the runtime's records name it once the kernel side skips bodies
-    skipped_field = pcall(ffi.offsetof, "struct mr_net_data", "skipped") and "skipped" or "pad2"
+    skipped_field = ffi.offsetof("struct mr_net_data", "skipped") and "skipped" or "pad2"
   end
   local at = 0
   for _ = 1, n do
