@@ -294,3 +294,63 @@ describe("the network tracer", function()
     assert.equal("10.0.0.2:80", got.exchanges[1].remote)
   end)
 end)
+
+describe("the network tracer's capture requests", function()
+  -- A protocol whose requests ("Q") announce a body of 20000 bytes, which
+  -- it asks not to be copied; pieces records what it was fed.
+  local fed = {}
+  local body = setmetatable({ name = "body" }, { __index = qa })
+  function body.on_data(state, is_request, ptr, copied, total, ts, emit)
+    fed[#fed + 1] = { ptr ~= nil, copied, total }
+    qa.on_data(state, is_request, ptr, copied, total, ts, emit)
+    if is_request and copied > 0 and ptr[0] == 81 then
+      return 20000
+    end
+  end
+
+  local function capture_tracer()
+    fed = {}
+    local asked = {}
+    local t, got = new_tracer({ protocols = { body }, set_capture = function(conn, direction, skip_to)
+      asked[#asked + 1] = { conn, direction, skip_to }
+    end })
+    t:on_tcp_event(event(CONNECT, 30))
+    return t, got, asked
+  end
+
+  it("asks the kernel to skip a body from SKIP_MIN bytes on, at the record's end plus the body", function()
+    local t, _, asked = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 100 }))
+    assert.same({ { 30, EGRESS, 101 + 20000 } }, asked)
+    local small = setmetatable({ on_data = function() return tracer.SKIP_MIN - 1 end }, { __index = body })
+    local t2, _, asked2 = capture_tracer()
+    t2.protocol_list[1] = small
+    t2:on_data(data(30, EGRESS, "Q"))
+    assert.same({}, asked2)
+  end)
+
+  it("feeds a record's skipped bytes as a piece without copy, then its copied bytes", function()
+    local t = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 0 }))
+    t:on_data(data(30, EGRESS, "Qz", { offset = 1, len = 20005, skipped = 20000, copied = 2 }))
+    assert.same({ { true, 1, 1 }, { false, 0, 20000 }, { true, 2, 5 } }, fed)
+  end)
+
+  it("takes a jump of offsets within the asked skip for body bytes, one past it for a gap", function()
+    local t = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 0 }))
+    t:on_data(data(30, EGRESS, "z", { offset = 15000 }))
+    assert.same({ false, 0, 14999 }, fed[2])
+    assert.equal(0, t:stats().gaps)
+    t:on_data(data(30, EGRESS, "z", { offset = 30000 }))
+    assert.equal(1, t:stats().gaps)
+  end)
+
+  it("hands the asked skip over at a hot reload", function()
+    local t = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 0 }))
+    local t2 = tracer.new({ protocols = { body } }, t:state())
+    t2:on_data(data(30, EGRESS, "z", { offset = 15000 }))
+    assert.equal(0, t2:stats().gaps)
+  end)
+end)
