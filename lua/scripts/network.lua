@@ -10,6 +10,7 @@
 local agent = require("moonrover.agent")
 local container_id = require("moonrover.net.coroot_container")
 local coroot_metrics = require("moonrover.net.coroot_metrics")
+local exchange = require("moonrover.net.exchange")
 local k8s = require("moonrover.k8s")
 local kube_settings = require("moonrover.kube.agent_client").settings
 
@@ -35,6 +36,10 @@ if kube_settings(agent.config()).active then
     agent.log.warn("containers keep their runtime names: %s", why)
   end
 end
+
+-- The handlers below keep no exchange past their call: the tracer reuses
+-- them (no allocation per exchange).
+exchange.reuse()
 
 local metrics = assert(coroot_metrics.new(agent, { state = state }))
 agent.export(function()

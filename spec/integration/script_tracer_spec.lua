@@ -1,5 +1,7 @@
 -- Specs for net/script_tracer.lua, the network tracer inside an agent
--- script: how it hands what the tracer completed to the script.
+-- script: how it hands what the tracer completed to the script, and gives
+-- exchanges back to their pool (net/exchange.lua).
+local exchange = require("moonrover.net.exchange")
 local script_tracer = require("moonrover.net.script_tracer")
 
 -- The agent's metrics API as far as the tracer uses it: series that count.
@@ -34,5 +36,50 @@ describe("script_tracer flush", function()
       t:flush()
       assert.same({ "http", 1 }, out[3])
     end
+  end)
+end)
+
+describe("script_tracer reusing exchanges", function()
+  after_each(function()
+    exchange.reuse(false)
+  end)
+
+  it("gives a batch's exchanges back to the pool once the handlers returned, and empties the list", function()
+    exchange.reuse()
+    local seen = {}
+    local t = script_tracer.new({ registry = registry(), script = "spec", set_verdict = function() end },
+      function(stream, list)
+        seen[#seen + 1] = { stream, #list, list[1].method }
+      end)
+    local ex = exchange.new("http")
+    ex.method = "GET"
+    t:queue("http", ex)
+    t:flush()
+    assert.same({ { "http", 1, "GET" } }, seen)
+    local again = exchange.new("http")
+    assert.equal(ex, again)
+    assert.same({ false, 0 }, { again.method, again.status })
+    assert.is_nil(t.out.http[1])
+  end)
+
+  it("leaves the exchanges and lists to the script that does not reuse them", function()
+    local kept
+    local t = script_tracer.new({ registry = registry(), script = "spec", set_verdict = function() end },
+      function(_, list)
+        kept = list
+      end)
+    local ex = exchange.new("http")
+    ex.method = "GET"
+    t:queue("http", ex)
+    t:flush()
+    assert.same({ "GET", false }, { kept[1].method, exchange.new("http") == ex })
+  end)
+
+  it("copies an exchange into a plain table a handler may keep", function()
+    local ex = exchange.parsed(exchange.new("http"))
+    ex.method, ex.status = "GET", 200
+    local c = exchange.copy(ex)
+    exchange.release(ex)
+    assert.same({ "GET", 200, "http" }, { c.method, c.status, c.protocol })
   end)
 end)

@@ -1,71 +1,171 @@
--- conn_table.lua - the tracer's connections by id (the socket cookie),
--- bounded: past max entries the least recently used tenth is evicted at
--- once (a sort, rare), and evictions are counted. Entries are plain tables,
--- so the whole table can be handed to the next version of a script at a hot
--- reload (state() / the `from` argument of new()).
+-- conn_table.lua - the tracer's connections, compact: each connection is a
+-- slot (1, 2, ...) in columns, numbers in FFI arrays of plain C types and
+-- strings and parser states in Lua arrays, so that one costs about 200
+-- bytes of Lua memory instead of the 1.3-2.6 KB of a table per connection
+-- (measured by spec/unit/net/tracer_memory_spec.lua). Slots are grown in
+-- chunks (doubling, up to max), freed slots are reused (a free list), and
+-- ids (socket cookies) find their slot through one hash. Past max
+-- connections the least recently seen tenth is evicted at once (a sort,
+-- rare). The columns never hold nil: an empty string or table is false, so
+-- the Lua arrays stay arrays.
+--
+-- Columns: by slot, id, last_ns (newest record), reported_ns (last progress
+-- event), pid, tid, local_port, remote_port, role (C.MR_ROLE_*), proto (0:
+-- not known yet, NO_PROTO: none, else the index of the tracer's protocol),
+-- tries and looked (classification), last_dir (NO_DIR or a direction),
+-- flags (below); by 2 * slot + direction, bytes, next (the next expected
+-- offset, -1 before the first record) and skip_to (0: none asked); Lua
+-- arrays local_addr, remote_addr, comm, container (false: not measured,
+-- UNKNOWN: not known), pstate.
+local ffi = require("ffi")
+
 local _M = {}
 local mt = { __index = _M }
 
--- max: the most connections held; from: a state() of an earlier table.
-function _M.new(max, from)
-  local self = setmetatable({ max = max, by_id = {}, count = 0, evicted = 0 }, mt)
-  if from then
-    for id, conn in pairs(from.by_id) do
-      self.by_id[id] = conn
-      self.count = self.count + 1
+_M.NO_PROTO = 255
+_M.NO_DIR = 255
+_M.UNKNOWN = 0 -- a container not known
+-- flags
+_M.HIDDEN = 1
+_M.MOVED = 2 -- bytes moved since the last progress event
+_M.EVICTED = 4
+
+local NUMBERS = { id = "double", last_ns = "double", reported_ns = "double", pid = "int32_t", tid = "int32_t",
+  local_port = "int32_t", remote_port = "int32_t", role = "uint8_t", proto = "uint8_t", tries = "uint8_t",
+  looked = "uint8_t", last_dir = "uint8_t", flags = "uint8_t" }
+local PAIRS = { bytes = "double", next = "double", skip_to = "double" }
+local STRINGS = { "local_addr", "remote_addr", "comm", "container", "pstate" }
+local FIRST_CAPACITY = 256
+
+local function grow(self, capacity)
+  local old = self.capacity
+  for name, ctype in pairs(NUMBERS) do
+    local col = ffi.new(ctype .. "[?]", capacity + 1)
+    if self[name] then
+      ffi.copy(col, self[name], ffi.sizeof(ctype) * (old + 1))
     end
-    self.evicted = from.evicted or 0
+    self[name] = col
   end
+  for name, ctype in pairs(PAIRS) do
+    local col = ffi.new(ctype .. "[?]", 2 * capacity + 2)
+    if self[name] then
+      ffi.copy(col, self[name], ffi.sizeof(ctype) * (2 * old + 2))
+    end
+    self[name] = col
+  end
+  for _, name in ipairs(STRINGS) do
+    local col = self[name]
+    for slot = old + 1, capacity do
+      col[slot] = false
+    end
+  end
+  self.capacity = capacity
+end
+
+-- max: the most connections held.
+function _M.new(max)
+  local self = setmetatable({ max = max, slot_of = {}, count = 0, evicted = 0, capacity = 0, used = 0,
+    free = {}, nfree = 0 }, mt)
+  for _, name in ipairs(STRINGS) do
+    self[name] = {}
+  end
+  grow(self, math.min(FIRST_CAPACITY, max))
   return self
 end
 
+-- The slot of connection id, or nil.
 function _M:get(id)
-  return self.by_id[id]
+  return self.slot_of[id]
 end
 
--- Evicts the least recently seen tenth of the connections; returns them.
-function _M:evict_oldest()
+local function take_slot(self)
+  if self.nfree > 0 then
+    local slot = self.free[self.nfree]
+    self.free[self.nfree] = nil
+    self.nfree = self.nfree - 1
+    return slot
+  end
+  if self.used >= self.capacity then
+    grow(self, math.min(self.max, 2 * self.capacity))
+  end
+  self.used = self.used + 1
+  return self.used
+end
+
+-- The slots in use, least recently seen first.
+local function by_age(self)
   local list = {}
-  for _, conn in pairs(self.by_id) do
-    list[#list + 1] = conn
+  for _, slot in pairs(self.slot_of) do
+    list[#list + 1] = slot
   end
+  local last_ns = self.last_ns
   table.sort(list, function(a, b)
-    return a.last_ns < b.last_ns
+    return last_ns[a] < last_ns[b]
   end)
-  local gone = {}
-  for i = 1, math.max(1, math.floor(#list / 10)) do
-    gone[i] = list[i]
-    self:remove(list[i].id)
-    self.evicted = self.evicted + 1
-  end
-  return gone
+  return list
 end
 
--- Adds conn (with conn.id and conn.last_ns); returns the connections evicted
--- to make room, or nil.
-function _M:add(conn)
-  local gone
-  if self.count >= self.max then
-    gone = self:evict_oldest()
+-- The least recently seen tenth of the connections (at least one), or the
+-- first n of those for which keep(slot) is not true: for the caller to end
+-- and remove.
+function _M:oldest(n, keep)
+  local list, out = by_age(self), {}
+  n = n or math.max(1, math.floor(#list / 10))
+  for _, slot in ipairs(list) do
+    if #out >= n then
+      break
+    end
+    if not (keep and keep(slot)) then
+      out[#out + 1] = slot
+    end
   end
-  self.by_id[conn.id] = conn
+  return out
+end
+
+-- A new entry for id seen at ts (nothing known yet, no bytes); its slot.
+-- The caller makes room first when full() says so.
+function _M:add(id, ts)
+  local slot = take_slot(self)
+  self.slot_of[id] = slot
   self.count = self.count + 1
-  return gone
+  self.id[slot], self.last_ns[slot], self.reported_ns[slot] = id, ts, ts
+  self.pid[slot], self.tid[slot], self.local_port[slot], self.remote_port[slot] = 0, 0, 0, 0
+  self.role[slot], self.proto[slot], self.tries[slot], self.looked[slot] = 0, 0, 0, 0
+  self.last_dir[slot], self.flags[slot] = _M.NO_DIR, 0
+  local k = 2 * slot
+  self.bytes[k], self.bytes[k + 1], self.next[k], self.next[k + 1] = 0, 0, -1, -1
+  self.skip_to[k], self.skip_to[k + 1] = 0, 0
+  self.local_addr[slot], self.remote_addr[slot], self.comm[slot] = false, false, false
+  self.container[slot], self.pstate[slot] = _M.UNKNOWN, false
+  return slot
 end
 
-function _M:remove(id)
-  if self.by_id[id] then
-    self.by_id[id] = nil
-    self.count = self.count - 1
+function _M:full()
+  return self.count >= self.max
+end
+
+function _M:remove(slot)
+  local id = self.id[slot]
+  if self.slot_of[id] ~= slot then
+    return
   end
+  self.slot_of[id] = nil
+  self.count = self.count - 1
+  self.local_addr[slot], self.remote_addr[slot], self.comm[slot], self.pstate[slot] = false, false, false, false
+  self.container[slot] = _M.UNKNOWN
+  self.flags[slot] = 0
+  self.nfree = self.nfree + 1
+  self.free[self.nfree] = slot
 end
 
+-- Whether slot holds a connection now.
+function _M:in_use(slot)
+  return slot <= self.used and self.slot_of[self.id[slot]] == slot
+end
+
+-- For `for id, slot in table:each()`.
 function _M:each()
-  return pairs(self.by_id)
-end
-
-function _M:state()
-  return { by_id = self.by_id, evicted = self.evicted }
+  return pairs(self.slot_of)
 end
 
 return _M

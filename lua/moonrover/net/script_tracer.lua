@@ -2,18 +2,22 @@
 -- the agent's network streams (connection events, and the variable-size
 -- records of the bytes moved), runs them through net/tracer.lua, and hands
 -- what comes out to the script as batches of plain tables: connection events
--- on the "connection" stream, exchanges on their protocol's stream ("http").
+-- on the "connection" stream, exchanges on their protocol's stream ("http"),
+-- reused after the script's handlers returned when it said so
+-- (exchange.reuse()).
 -- Each script that subscribes has its own (scripts share no Lua state); the
 -- kernel's verdicts are the same in every one, since every tracer classifies
 -- a connection from the same bytes.
 local rt = require("moonrover.rt")
 local container_id = require("moonrover.net.coroot_container")
+local exchange = require("moonrover.net.exchange")
 local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 local protocol_list = require("moonrover.net.protocol_list")
 local tracer = require("moonrover.net.tracer")
 
 local ffi, lib = rt.ffi, rt.lib
 local new_table = require("table.new")
+local release = exchange.release
 
 local _M = {}
 local mt = { __index = _M }
@@ -39,11 +43,21 @@ local PUBLISHED = {
     "Exchanges handed on before their connection's addresses were known", "counter" },
   { "evicted", "moonrover_net_connections_evicted_total",
     "Connections the tracer forgot, the least recently used, to stay under its limit", "counter" },
+  { "expired", "moonrover_net_connections_expired_total",
+    "Connections the tracer forgot: idle and no longer followed by the kernel, or idle past the limit", "counter" },
+  { "shed", "moonrover_net_connections_shed_total",
+    "Connections not parsed, only counted, because the script's memory was near its budget", "counter" },
   { "connections", "moonrover_net_connections", "Connections the tracer follows", "gauge" },
 }
 local PUBLISH_NS = 1e9
 
--- opts: set_verdict(conn, verdict); registry (the agent's metrics API: the
+-- The memory budget of a script that does not say its own (the agent's
+-- --script-memory default).
+local DEFAULT_MEMORY_LIMIT = 128 * 1048576
+
+-- opts: set_verdict(conn, verdict), set_capture(conn, direction, skip_to),
+-- conn_open(conn) (see net/tracer.lua); memory_limit (bytes: the script's
+-- memory budget, 128 MiB when not given); registry (the agent's metrics API: the
 -- tracer's counts, labelled script = opts.script, and the container-id
 -- resolver's); state (what state() returned in the script's previous
 -- version). deliver(stream_name, list) gets each batch.
@@ -64,6 +78,9 @@ function _M.new(opts, deliver)
   self.tracer = tracer.new({
     protocols = protocol_list.modules(),
     set_verdict = opts.set_verdict,
+    set_capture = opts.set_capture,
+    conn_open = opts.conn_open,
+    memory_limit = opts.memory_limit or DEFAULT_MEMORY_LIMIT,
     container_id = function(pid)
       return (resolver:lookup(pid, monotonic_ns()))
     end,
@@ -92,17 +109,33 @@ end
 -- has items, in the order of _M.streams(): connection events first, so that
 -- a connection's opening comes before its exchanges. (A walk of the names,
 -- not pairs(), which LuaJIT 2.1 does not compile.)
--- The next list of a stream is made the size of the last batch (the next
--- is likely alike): a list grown from empty is reallocated a dozen times.
+-- When the script reuses exchanges (exchange.reuse()), a list is emptied
+-- after its handlers returned and its exchanges go back to the pool; else
+-- the list is the script's, and the next one is made the size of the last
+-- batch (the next is likely alike): a list grown from empty is reallocated
+-- a dozen times.
 function _M:flush()
   local out, queued, names = self.out, self.queued, self.names
+  local reused = exchange.reused()
   for k = 1, #names do
     local name = names[k]
     local n = queued[name]
     if n > 0 then
       local list = out[name]
-      out[name], queued[name] = new_table(n, 0), 0
-      self.deliver(name, list)
+      queued[name] = 0
+      if reused then
+        self.deliver(name, list)
+        local pooled = name ~= "connection"
+        for i = 1, n do
+          if pooled then
+            release(list[i])
+          end
+          list[i] = nil
+        end
+      else
+        out[name] = new_table(n, 0)
+        self.deliver(name, list)
+      end
     end
   end
 end

@@ -14,10 +14,34 @@
 -- on once the data stream has reached it (data_ns, the latest data record's
 -- time, or while no data comes, the time CLOSE_GRACE_NS ago), so that every
 -- byte sent before the close is parsed first; parsers time out against the
--- same clock; an
--- exchange of a connection whose addresses are not known yet waits for them
--- (at most HOLD_NS). Everything the tracer keeps is plain tables: state()
--- hands it to the next version of a script at a hot reload.
+-- same clock; an exchange of a connection whose addresses are not known yet
+-- waits for them (at most HOLD_NS). Addresses are taken from the first
+-- event that has them; a later close or found event, whose socket may have
+-- let go of its port, never replaces them with a port 0 one.
+--
+-- Memory: a connection is a slot of conn_table's columns (about 200 bytes);
+-- its parser's state is dropped when the connection has been idle a while
+-- and the parser says it holds nothing (p.at_rest), and made again at its
+-- next bytes. Against the script's memory budget (opts.memory_limit): above
+-- HIGH_WATER of it the tracer collects, evicts connections idle for
+-- EVICT_IDLE_NS, and while still above, new connections are not parsed but
+-- only counted in the kernel (counted `shed`) until it is below LOW_WATER.
+--
+-- Connections are never forgotten: each tick a bounded walk of the slots
+-- finds those idle for EXPIRE_CHECK_NS and asks the kernel whether it still
+-- follows them (opts.conn_open); one it does not follow (its close event
+-- was lost) ends as closed, counted `expired`. Without conn_open, one idle
+-- for expire_ns ends so. Progress events (every progress_ns) are made only
+-- for the connections whose bytes moved, and the walk refreshes the others
+-- every REFRESH_NS, within the 10 minutes after which consumers take a
+-- silent connection for gone (net/coroot_metrics.lua).
+--
+-- Capture requests: a parser's on_data may return the bytes after the piece
+-- that are body it does not need; from SKIP_MIN bytes on the tracer asks
+-- the kernel not to copy them (opts.set_capture(conn, direction, skip_to)).
+-- Bytes the kernel then did not copy reach the parser as pieces with no
+-- copy (ptr nil, copied 0): a record's first `skipped` bytes, or the jump of
+-- offsets up to the asked skip_to; a jump past it is a gap.
 --
 -- A connection evicted from the table (more than max_connections open) ends
 -- as a close does: its parser's on_close, then a "close" event (evicted =
@@ -32,6 +56,9 @@
 -- direction is not the previous record's (a new message is likely there),
 -- so a long body does not use up the tries; CLASSIFY_RECORDS records
 -- without a protocol leave it unparsed whatever their directions.
+--
+-- state() hands everything to the next version of a script at a hot reload
+-- as plain tables; new() rebuilds the columns from them.
 local bit = require("bit")
 local ffi = require("ffi")
 local C = require("moonrover.consts")
@@ -44,27 +71,40 @@ local mt = { __index = _M }
 local EVENT_KINDS = { [C.MR_TCP_CONNECT] = "connect", [C.MR_TCP_CONNECT_FAILED] = "connect_failed",
   [C.MR_TCP_ACCEPT] = "accept", [C.MR_TCP_FOUND] = "found", [C.MR_TCP_CLOSE] = "close",
   [C.MR_TCP_RETRANSMIT] = "retransmit", [C.MR_TCP_LISTEN] = "listen", [C.MR_TCP_LISTEN_CLOSE] = "listen_close" }
-local ROLE_UNKNOWN = C.MR_ROLE_UNKNOWN
-local ROLES = { [ROLE_UNKNOWN] = "unknown", [C.MR_ROLE_CLIENT] = "client", [C.MR_ROLE_SERVER] = "server" }
+local ROLE_UNKNOWN, CLIENT, SERVER = C.MR_ROLE_UNKNOWN, C.MR_ROLE_CLIENT, C.MR_ROLE_SERVER
+local ROLES = { [ROLE_UNKNOWN] = "unknown", [CLIENT] = "client", [SERVER] = "server" }
 local INGRESS, EGRESS = C.MR_NET_INGRESS, C.MR_NET_EGRESS
 local COUNT_ONLY = C.MR_NET_COUNT_ONLY
 local NET_COUNT = C.MR_NET_COUNT -- the verdict: count bytes only
+local NO_PROTO, UNKNOWN = conn_table.NO_PROTO, conn_table.UNKNOWN
+local HIDDEN, MOVED, EVICTED = conn_table.HIDDEN, conn_table.MOVED, conn_table.EVICTED
+local band, bor, bnot = bit.band, bit.bor, bit.bnot
 
 local CLASSIFY_TRIES = 8           -- direction changes looked at before a connection is left unparsed
 local CLASSIFY_RECORDS = 64        -- records looked at before it is, whatever their directions
 local CLOSE_GRACE_NS = 200e6
 local CLOSE_SKEW_NS = 10e6 -- records of different CPUs reach the ring about in time order, not exactly
 local HOLD_NS = 1e9
-local NO_BASE = { [INGRESS] = 0, [EGRESS] = 0 }
-local emit_to -- (self, conn, ex), below
+local EXPIRE_CHECK_NS = 30e9 -- idle this long: ask the kernel whether it still follows the connection
+local REFRESH_NS = 300e9     -- a progress event at least this often, moved or not
+local SWEEP_SLOTS = 4096     -- slots walked per tick
+local SWEEP_CHECKS = 256     -- kernel lookups per tick
+local HIGH_WATER, LOW_WATER = 0.7, 0.55 -- of the memory budget
+local RELIEF_NS = 1e9        -- at most one collection per second for the budget
+local EVICT_IDLE_NS = 10e9
+_M.SKIP_MIN = 16384          -- body bytes worth asking the kernel not to copy
 
-local DEFAULTS = { max_connections = 65536, idle_ns = 500e6, progress_ns = 5e9 }
+local emit_to -- (self, slot, ex), below
+
+local DEFAULTS = { max_connections = 65536, idle_ns = 500e6, progress_ns = 5e9, expire_ns = 600e9 }
 
 -- opts: protocols (list of protocol modules, tried in order), on_exchange(ex),
--- on_conn_event(ev), set_verdict(conn_id, verdict) (optional),
--- container_id(pid) (optional), hide(pid) -> whether the connections of
--- pid are left out (optional; stats().hidden counts them), max_connections,
--- idle_ns, progress_ns.
+-- on_conn_event(ev), set_verdict(conn_id, verdict), set_capture(conn_id,
+-- direction, skip_to), conn_open(conn_id) -> whether the kernel still
+-- follows it (each optional), container_id(pid) (optional), hide(pid) ->
+-- whether the connections of pid are left out (optional; stats().hidden
+-- counts them), memory_limit (bytes of the Lua state's budget; none: no
+-- shedding), max_connections, idle_ns, progress_ns, expire_ns.
 -- from: an earlier tracer's state().
 function _M.new(opts, from)
   -- Short loops inside long traces (chunked bodies, the parsers' slow
@@ -77,33 +117,103 @@ function _M.new(opts, from)
   for k, v in pairs(DEFAULTS) do
     self[k] = opts[k] or v
   end
-  for _, p in ipairs(self.protocol_list) do
-    self.protocols[p.name] = p
+  for i, p in ipairs(self.protocol_list) do
+    self.protocols[p.name] = i
   end
   from = from or {}
-  self.conns = conn_table.new(self.max_connections, from.conns)
-  self.watch = from.watch or {} -- ids of connections whose parser may have something pending
-  self.counts = from.counts or { exchanges = 0, gaps = 0, unclassified = 0, held_too_long = 0, hidden = 0 }
+  self.conns = conn_table.new(self.max_connections)
+  self.conns.evicted = from.evicted or 0
+  self.watch = {}     -- slots whose parser may have something pending
+  self.moved, self.nmoved = {}, 0 -- slots whose bytes moved since the last progress events
+  self.held = {}      -- slot -> exchanges waiting for the connection's addresses
+  self.held_since = {}
+  self.closing = {}   -- slot -> { ts, bytes sent, received, retransmits } of its close event
+  self.base = {}      -- slot -> the totals an eviction reported, when the connection came back
+  self.counts = from.counts or {}
+  for _, k in ipairs({ "exchanges", "gaps", "unclassified", "held_too_long", "hidden", "expired", "shed" }) do
+    self.counts[k] = self.counts[k] or 0
+  end
   self.gone = from.gone or { ids = {}, count = 0 } -- evicted connections: the totals reported
   self.last_progress_ns = from.last_progress_ns or 0
   self.data_ns = from.data_ns or 0
   self.data_ns_at_tick = self.data_ns
+  self.cursor, self.shedding, self.next_relief = 0, false, 0
   self.emit = function(ex)
     emit_to(self, self.emitting, ex)
+  end
+  for _, c in ipairs(from.conns or {}) do
+    self:restore(c)
   end
   return self
 end
 
+-- ------------------------------------------------------------ hand-over
+
+local function pair(col, slot)
+  return { col[2 * slot], col[2 * slot + 1] }
+end
+
+local function set_pair(col, slot, v)
+  col[2 * slot], col[2 * slot + 1] = v[1], v[2]
+end
+
+-- One connection as plain data.
+local function saved(self, slot)
+  local t, proto = self.conns, self.conns.proto[slot]
+  local container = t.container[slot]
+  return { id = t.id[slot], last_ns = t.last_ns[slot], reported_ns = t.reported_ns[slot], pid = t.pid[slot],
+    tid = t.tid[slot], local_port = t.local_port[slot], remote_port = t.remote_port[slot], role = t.role[slot],
+    proto = proto == NO_PROTO and false or proto > 0 and self.protocol_list[proto].name or nil,
+    tries = t.tries[slot], looked = t.looked[slot], last_dir = t.last_dir[slot], flags = t.flags[slot],
+    bytes = pair(t.bytes, slot), next = pair(t.next, slot), skip_to = pair(t.skip_to, slot),
+    local_addr = t.local_addr[slot], remote_addr = t.remote_addr[slot], comm = t.comm[slot],
+    container = container ~= UNKNOWN and container or nil, pstate = t.pstate[slot],
+    held = self.held[slot], held_since = self.held_since[slot], closing = self.closing[slot],
+    base = self.base[slot], watch = self.watch[slot] }
+end
+
+-- A connection of an earlier tracer's state().
+function _M:restore(c)
+  local t = self.conns
+  local slot = t:add(c.id, c.last_ns)
+  t.reported_ns[slot], t.pid[slot], t.tid[slot] = c.reported_ns, c.pid, c.tid
+  t.local_port[slot], t.remote_port[slot], t.role[slot] = c.local_port, c.remote_port, c.role
+  local k = c.proto and self.protocols[c.proto]
+  t.proto[slot] = k or (c.proto == nil and 0 or NO_PROTO)
+  t.tries[slot], t.looked[slot], t.last_dir[slot], t.flags[slot] = c.tries, c.looked, c.last_dir, c.flags
+  set_pair(t.bytes, slot, c.bytes)
+  set_pair(t.next, slot, c.next)
+  set_pair(t.skip_to, slot, c.skip_to)
+  t.local_addr[slot], t.remote_addr[slot], t.comm[slot] = c.local_addr, c.remote_addr, c.comm
+  if c.container ~= nil then
+    t.container[slot] = c.container
+  end
+  t.pstate[slot] = k and c.pstate or false
+  self.held[slot], self.held_since[slot], self.closing[slot] = c.held, c.held_since, c.closing
+  self.base[slot], self.watch[slot] = c.base, c.watch
+  if band(c.flags, MOVED) ~= 0 then
+    self.nmoved = self.nmoved + 1
+    self.moved[self.nmoved] = slot
+  end
+end
+
 function _M:state()
-  return { conns = self.conns:state(), watch = self.watch, counts = self.counts, gone = self.gone,
+  local conns = {}
+  for _, slot in self.conns:each() do
+    conns[#conns + 1] = saved(self, slot)
+  end
+  return { conns = conns, evicted = self.conns.evicted, counts = self.counts, gone = self.gone,
     last_progress_ns = self.last_progress_ns, data_ns = self.data_ns }
 end
 
 function _M:stats()
   local c = self.counts
   return { connections = self.conns.count, evicted = self.conns.evicted, exchanges = c.exchanges, gaps = c.gaps,
-    unclassified = c.unclassified, held_too_long = c.held_too_long, hidden = c.hidden or 0 }
+    unclassified = c.unclassified, held_too_long = c.held_too_long, hidden = c.hidden, expired = c.expired,
+    shed = c.shed }
 end
+
+-- ------------------------------------------------------------ facts
 
 -- A record's process name: a char array, or a string when records are
 -- replayed as plain tables (specs, captures).
@@ -111,161 +221,196 @@ local function comm_of(e)
   return type(e.comm) == "string" and e.comm or ffi.string(e.comm)
 end
 
-local function is_request(conn, direction)
-  if conn.role == "client" then
+local function is_request(t, slot, direction)
+  if t.role[slot] == CLIENT then
     return direction == EGRESS
   end
   return direction == INGRESS
 end
 
-local function conn_event(self, conn, kind, ts, extra)
-  local ev = { kind = kind, ts = ts, pid = conn.pid, comm = conn.comm, role = conn.role,
-    container_id = conn.container_id, local_addr = conn.local_addr, remote_addr = conn.remote_addr,
-    conn = conn.id, bytes_sent = conn.bytes[EGRESS], bytes_received = conn.bytes[INGRESS] }
-  for k, v in pairs(extra or {}) do
-    ev[k] = v
-  end
+local function conn_event(self, slot, kind, ts)
+  local t = self.conns
+  local container = t.container[slot]
+  return { kind = kind, ts = ts, pid = t.pid[slot], comm = t.comm[slot] or nil, role = ROLES[t.role[slot]],
+    container_id = container ~= UNKNOWN and container or nil, local_addr = t.local_addr[slot] or nil,
+    remote_addr = t.remote_addr[slot] or nil, conn = t.id[slot], bytes_sent = t.bytes[2 * slot + EGRESS],
+    bytes_received = t.bytes[2 * slot + INGRESS] }
+end
+
+local function send_event(self, ev)
   if self.opts.on_conn_event then
     self.opts.on_conn_event(ev)
   end
 end
 
 -- The container of pid: a string, false when the process is not measured
--- (not in a container or service), nil when unknown.
+-- (not in a container or service), UNKNOWN when not known.
 local function container_of(self, pid)
+  local cid
   if self.opts.container_id then
-    return self.opts.container_id(pid)
+    cid = self.opts.container_id(pid)
   end
-  return nil
+  if cid == nil then
+    return UNKNOWN
+  end
+  return cid
 end
 
 -- A connection whose process opts.hide(pid) says to leave out: its bytes
 -- are only counted from now on, and its exchanges are not handed on. Asked
 -- once per connection (and again if another process takes it over).
-local function hide_if(self, conn, pid)
+local function hide_if(self, slot, pid)
+  local t = self.conns
   local hidden = self.opts.hide(pid) and true or false
-  if hidden and not conn.hidden then
-    self.counts.hidden = (self.counts.hidden or 0) + 1
+  local was = band(t.flags[slot], HIDDEN) ~= 0
+  if hidden and not was then
+    self.counts.hidden = self.counts.hidden + 1
     if self.opts.set_verdict then
-      self.opts.set_verdict(conn.id, NET_COUNT)
+      self.opts.set_verdict(t.id[slot], NET_COUNT)
     end
   end
-  conn.hidden = hidden
+  t.flags[slot] = hidden and bor(t.flags[slot], HIDDEN) or band(t.flags[slot], bnot(HIDDEN))
 end
 
-local function set_pid(self, conn, pid, comm)
-  if pid and pid > 0 and conn.pid ~= pid then
-    conn.pid = pid
-    conn.container_id = container_of(self, pid)
+local function set_pid(self, slot, pid, comm)
+  local t = self.conns
+  if pid and pid > 0 and t.pid[slot] ~= pid then
+    t.pid[slot] = pid
+    t.container[slot] = container_of(self, pid)
     if self.opts.hide then
-      hide_if(self, conn, pid)
+      hide_if(self, slot, pid)
     end
   end
   if comm and comm ~= "" then
-    conn.comm = comm
+    t.comm[slot] = comm
   end
 end
 
--- Hands the exchange on with the connection's facts, or holds it until the
--- connection's addresses are known.
-local function deliver(self, conn, ex)
-  ex.pid, ex.comm, ex.role, ex.conn, ex.tls = conn.pid, conn.comm, conn.role, conn.id, false
-  ex.tid = conn.tid
-  ex["local"], ex.remote, ex.container_id = conn.local_addr, conn.remote_addr, conn.container_id
-  ex.local_port, ex.remote_port = conn.local_port, conn.remote_port
+-- ------------------------------------------------------------ exchanges
+
+-- Hands the exchange on with the connection's facts.
+local function deliver(self, slot, ex)
+  local t = self.conns
+  local container = t.container[slot]
+  ex.pid, ex.comm, ex.role, ex.conn, ex.tls = t.pid[slot], t.comm[slot] or nil, ROLES[t.role[slot]], t.id[slot], false
+  ex.tid = t.tid[slot]
+  ex["local"], ex.remote = t.local_addr[slot] or nil, t.remote_addr[slot] or nil
+  ex.container_id = container ~= UNKNOWN and container or nil
+  ex.local_port, ex.remote_port = t.local_port[slot], t.remote_port[slot]
   ex.duration_ns = nil
   if ex.request_start_ns and ex.response_end_ns then
     ex.duration_ns = ex.response_end_ns - ex.request_start_ns
   end
   self.counts.exchanges = self.counts.exchanges + 1
-  if self.opts.on_exchange and not conn.hidden then
+  if self.opts.on_exchange and band(t.flags[slot], HIDDEN) == 0 then
     self.opts.on_exchange(ex)
   end
 end
 
-local function release_held(self, conn)
-  local held = conn.held
-  conn.held = nil
+local function release_held(self, slot)
+  local held = self.held[slot]
+  self.held[slot], self.held_since[slot] = nil, nil
   for _, ex in ipairs(held or {}) do
-    deliver(self, conn, ex)
+    deliver(self, slot, ex)
   end
 end
 
--- What a parser's emit does with an exchange of conn: hand it on, or hold
+-- What a parser's emit does with an exchange of slot: hand it on, or hold
 -- it until the connection's addresses are known.
-emit_to = function(self, conn, ex)
-  if conn.remote_addr then
-    deliver(self, conn, ex)
+emit_to = function(self, slot, ex)
+  if self.conns.remote_addr[slot] then
+    deliver(self, slot, ex)
     return
   end
-  conn.held = conn.held or {}
-  conn.held_since = conn.held_since or conn.last_ns
-  conn.held[#conn.held + 1] = ex
-  self.watch[conn.id] = true
+  local held = self.held[slot] or {}
+  self.held[slot] = held
+  self.held_since[slot] = self.held_since[slot] or self.conns.last_ns[slot]
+  held[#held + 1] = ex
+  self.watch[slot] = true
 end
 
 -- The emit function given to the parsers: one for the tracer's life (making
 -- a closure per call would keep LuaJIT from compiling the hot path), with
 -- the connection being parsed set just before each parser call.
-local function emit_for(self, conn)
-  self.emitting = conn
+local function emit_for(self, slot)
+  self.emitting = slot
   return self.emit
 end
+
+-- ------------------------------------------------------------ connections
 
 local finish
 
 -- Remembers what an evicted connection's close event reported.
-local function remember_gone(self, conn)
-  local gone = self.gone
+local function remember_gone(self, slot)
+  local gone, t = self.gone, self.conns
   if gone.count >= self.max_connections then
     gone.ids, gone.count = {}, 0
   end
-  gone.ids[conn.id] = { [INGRESS] = conn.bytes[INGRESS], [EGRESS] = conn.bytes[EGRESS] }
+  gone.ids[t.id[slot]] = { [INGRESS] = t.bytes[2 * slot + INGRESS], [EGRESS] = t.bytes[2 * slot + EGRESS] }
   gone.count = gone.count + 1
 end
 
+-- Ends the connections of slots as evicted.
+local function evict(self, slots)
+  local t = self.conns
+  for _, slot in ipairs(slots) do
+    local open = not self.closing[slot]
+    if open then
+      self.closing[slot] = { t.last_ns[slot], 0, 0, 0 }
+    end
+    t.flags[slot] = bor(t.flags[slot], EVICTED)
+    if open then
+      remember_gone(self, slot)
+    end
+    finish(self, slot)
+    t.evicted = t.evicted + 1
+  end
+end
+
 local function new_conn(self, id, ts)
-  local gone = self.gone.ids[id]
-  local conn = { id = id, role = "unknown", opened_ns = ts, last_ns = ts, bytes = { [INGRESS] = 0, [EGRESS] = 0 },
-    base = gone, next = {}, tries = 0, looked = 0 }
+  local t, gone = self.conns, self.gone.ids[id]
   if gone then
     self.gone.ids[id] = nil
     self.gone.count = self.gone.count - 1
   end
-  local evicted = self.conns:add(conn)
-  for _, old in ipairs(evicted or {}) do
-    local open = not old.closing_ns
-    old.closing_ns, old.evicted = old.closing_ns or old.last_ns, true
-    finish(self, old)
-    if open then
-      remember_gone(self, old)
-    end
+  if t:full() then
+    evict(self, t:oldest())
   end
-  return conn
+  local slot = t:add(id, ts)
+  self.base[slot] = gone
+  return slot
 end
 
-local function fill_from_event(self, conn, e, kind)
-  set_pid(self, conn, e.pid, comm_of(e))
+-- Takes the addresses of event e: when none are known, or when e's are
+-- whole (no port 0) and either those known are not or e is not a close or
+-- found event (a socket being closed has let go of its local port).
+local function take_addresses(t, slot, e, kind)
+  local lport, rport = tonumber(e.local_port), tonumber(e.remote_port)
+  local whole = lport ~= 0 and rport ~= 0
+  local known_whole = t.local_port[slot] ~= 0 and t.remote_port[slot] ~= 0
+  if t.remote_addr[slot] and not (whole and (not known_whole or (kind ~= "close" and kind ~= "found"))) then
+    return
+  end
+  t.local_addr[slot] = address.format(e.local_addr, e.family, e.local_port)
+  t.remote_addr[slot] = address.format(e.remote_addr, e.family, e.remote_port)
+  t.local_port[slot], t.remote_port[slot] = lport, rport
+end
+
+local function fill_from_event(self, slot, e, kind)
+  local t = self.conns
+  set_pid(self, slot, e.pid, comm_of(e))
   if e.role ~= ROLE_UNKNOWN then
-    conn.role = ROLES[e.role]
+    t.role[slot] = e.role
   end
-  -- A socket being closed has already let go of its local port: the
-  -- addresses of its earlier events are the right ones.
-  if not conn.remote_addr or kind ~= "close" then
-    conn.family = e.family
-    conn.local_addr = address.format(e.local_addr, e.family, e.local_port)
-    conn.remote_addr = address.format(e.remote_addr, e.family, e.remote_port)
-    conn.local_port, conn.remote_port = tonumber(e.local_port), tonumber(e.remote_port)
-  end
-  release_held(self, conn)
+  take_addresses(t, slot, e, kind)
+  release_held(self, slot)
 end
 
 local function listen_event(self, e, kind, ts)
-  if self.opts.on_conn_event then
-    self.opts.on_conn_event({ kind = kind, ts = ts, pid = e.pid, comm = comm_of(e),
-      container_id = container_of(self, e.pid),
-      local_addr = address.format(e.local_addr, e.family, e.local_port), conn = tonumber(e.conn) })
-  end
+  send_event(self, { kind = kind, ts = ts, pid = e.pid, comm = comm_of(e),
+    container_id = self.opts.container_id and self.opts.container_id(e.pid) or nil,
+    local_addr = address.format(e.local_addr, e.family, e.local_port), conn = tonumber(e.conn) })
 end
 
 -- One struct mr_tcp_event.
@@ -277,102 +422,180 @@ function _M:on_tcp_event(e)
   if not kind then
     return
   end
-  local conn = self.conns:get(id) or new_conn(self, id, ts)
-  fill_from_event(self, conn, e, kind)
+  local t = self.conns
+  local slot = t:get(id) or new_conn(self, id, ts)
+  fill_from_event(self, slot, e, kind)
   if kind == "close" then
-    conn.closing_ns = ts
-    conn.closed_sent, conn.closed_received = tonumber(e.bytes_sent), tonumber(e.bytes_received)
-    conn.retransmits = e.retransmits
-    self.watch[id] = true
+    self.closing[slot] = { ts, tonumber(e.bytes_sent), tonumber(e.bytes_received), e.retransmits }
+    self.watch[slot] = true
     return
   end
-  local connecting = kind == "connect" or kind == "connect_failed"
-  conn_event(self, conn, kind, ts, connecting and { connect_ns = tonumber(e.duration_ns) } or nil)
+  local ev = conn_event(self, slot, kind, ts)
+  if kind == "connect" or kind == "connect_failed" then
+    ev.connect_ns = tonumber(e.duration_ns)
+  end
+  send_event(self, ev)
   if kind == "connect_failed" then
-    self.conns:remove(id)
-    self.watch[id] = nil
+    self:forget(slot)
   end
 end
 
-local function give_up(self, conn)
-  conn.proto = false
-  self.counts.unclassified = self.counts.unclassified + 1
+-- Removes slot's connection with nothing more said of it.
+function _M:forget(slot)
+  self.watch[slot], self.held[slot], self.held_since[slot] = nil, nil, nil
+  self.closing[slot], self.base[slot] = nil, nil
+  self.conns:remove(slot)
+end
+
+-- ------------------------------------------------------------ data
+
+local function give_up(self, slot, count)
+  self.conns.proto[slot] = NO_PROTO
+  self.counts[count] = self.counts[count] + 1
   if self.opts.set_verdict then
-    self.opts.set_verdict(conn.id, NET_COUNT)
+    self.opts.set_verdict(self.conns.id[slot], NET_COUNT)
   end
 end
 
--- The protocol whose first message these bytes look like; sets the role of
--- a connection first seen mid-stream from what the bytes are.
-local function classify(self, conn, direction, ptr, copied)
-  local turn = conn.last_direction ~= direction
-  conn.last_direction = direction
-  for _, p in ipairs(self.protocol_list) do
-    if conn.role ~= "unknown" then
-      if p.detect(ptr, copied, is_request(conn, direction)) then
-        return p
+-- The index of the protocol whose first message these bytes look like;
+-- sets the role of a connection first seen mid-stream from what the bytes
+-- are.
+local function classify(self, slot, direction, ptr, copied)
+  local t = self.conns
+  local turn = t.last_dir[slot] ~= direction
+  t.last_dir[slot] = direction
+  local list = self.protocol_list
+  for i = 1, #list do
+    local p = list[i]
+    if t.role[slot] ~= ROLE_UNKNOWN then
+      if p.detect(ptr, copied, is_request(t, slot, direction)) then
+        return i
       end
     elseif p.detect(ptr, copied, true) then
-      conn.role = direction == EGRESS and "client" or "server"
-      return p
+      t.role[slot] = direction == EGRESS and CLIENT or SERVER
+      return i
     elseif p.detect(ptr, copied, false) then
-      conn.role = direction == EGRESS and "server" or "client"
-      return p
+      t.role[slot] = direction == EGRESS and SERVER or CLIENT
+      return i
     end
   end
-  conn.tries = conn.tries + (turn and 1 or 0)
-  conn.looked = (conn.looked or 0) + 1
-  if conn.tries >= CLASSIFY_TRIES or conn.looked >= CLASSIFY_RECORDS then
-    give_up(self, conn)
+  t.tries[slot] = t.tries[slot] + (turn and 1 or 0)
+  t.looked[slot] = t.looked[slot] + 1
+  if t.tries[slot] >= CLASSIFY_TRIES or t.looked[slot] >= CLASSIFY_RECORDS then
+    give_up(self, slot, "unclassified")
   end
 end
 
-local function parse(self, conn, r, ptr, ts)
-  local p = conn.proto and self.protocols[conn.proto]
-  if conn.proto == nil and r.copied > 0 then
-    p = classify(self, conn, r.direction, ptr, r.copied)
-    if p then
-      conn.proto, conn.pstate = p.name, p.new_state()
-    end
+-- Asks the kernel not to copy the skip body bytes after a piece that ends
+-- at stream offset at, when worth it.
+local function capture(self, slot, direction, at, skip)
+  if not skip or skip < _M.SKIP_MIN or not self.opts.set_capture then
+    return
   end
-  if p then
-    p.on_data(conn.pstate, is_request(conn, r.direction), ptr, r.copied, r.len, ts, emit_for(self, conn))
-    self.watch[conn.id] = true
+  local t, k = self.conns, 2 * slot + direction
+  local skip_to = at + skip
+  if skip_to > t.skip_to[k] then
+    t.skip_to[k] = skip_to
+    self.opts.set_capture(t.id[slot], direction, skip_to)
   end
 end
 
--- One struct mr_net_data and its payload (a const uint8_t *).
-function _M:on_data(r, ptr)
+-- Feeds a piece to slot's parser p (an index): bytes at ptr, copied of
+-- len; at: the stream offset where the piece ends.
+local function feed(self, slot, p, direction, ptr, copied, len, ts, at)
+  local t = self.conns
+  local module = self.protocol_list[p]
+  local state = t.pstate[slot]
+  if not state then
+    state = module.new_state()
+    t.pstate[slot] = state
+  end
+  local skip = module.on_data(state, is_request(t, slot, direction), ptr, copied, len, ts, emit_for(self, slot))
+  capture(self, slot, direction, at, skip)
+  self.watch[slot] = true
+end
+
+local function parse(self, slot, r, ptr, ts, skipped, at)
+  local t = self.conns
+  local p = t.proto[slot]
+  if p == 0 and r.copied > 0 then
+    if self.shedding then
+      return give_up(self, slot, "shed")
+    end
+    p = classify(self, slot, r.direction, ptr, r.copied)
+    if not p then
+      return
+    end
+    t.proto[slot] = p
+  end
+  if p > 0 and p ~= NO_PROTO then
+    if skipped > 0 then
+      feed(self, slot, p, r.direction, nil, 0, skipped, ts, at - r.len + skipped)
+    end
+    feed(self, slot, p, r.direction, ptr, r.copied, r.len - skipped, ts, at)
+  end
+end
+
+-- A record's offset past the one expected: body bytes the tracer asked not
+-- to copy (fed as a piece without copy), else a gap.
+local function jumped(self, slot, direction, expected, offset, ts)
+  local t = self.conns
+  local p = t.proto[slot]
+  if p == 0 or p == NO_PROTO then
+    return
+  end
+  if offset <= t.skip_to[2 * slot + direction] then
+    return feed(self, slot, p, direction, nil, 0, offset - expected, ts, offset)
+  end
+  self.counts.gaps = self.counts.gaps + 1
+  local state = t.pstate[slot]
+  if state then
+    self.protocol_list[p].on_gap(state, is_request(t, slot, direction))
+  end
+end
+
+-- One struct mr_net_data and its payload (a const uint8_t *). skipped: the
+-- record's bytes not copied at its start because a skip was asked (else
+-- r.skipped, or none).
+function _M:on_data(r, ptr, skipped)
   local id, ts, direction = tonumber(r.conn), tonumber(r.ts_ns), r.direction
-  local conn = self.conns:get(id) or new_conn(self, id, ts)
+  local t = self.conns
+  local slot = t:get(id) or new_conn(self, id, ts)
   local offset = tonumber(r.offset)
-  set_pid(self, conn, r.pid)
-  conn.tid = r.tid
-  if conn.role == "unknown" and r.role ~= ROLE_UNKNOWN then
-    conn.role = ROLES[r.role]
+  set_pid(self, slot, r.pid)
+  t.tid[slot] = r.tid or 0
+  if t.role[slot] == ROLE_UNKNOWN and r.role ~= ROLE_UNKNOWN then
+    t.role[slot] = r.role
   end
-  conn.last_ns = ts
+  t.last_ns[slot] = ts
   if ts > self.data_ns then
     self.data_ns = ts
   end
-  conn.bytes[direction] = conn.bytes[direction] + r.len
-  if bit.band(r.flags, COUNT_ONLY) ~= 0 then
+  local k = 2 * slot + direction
+  t.bytes[k] = t.bytes[k] + r.len
+  local flags = t.flags[slot]
+  if band(flags, MOVED) == 0 then
+    t.flags[slot] = bor(flags, MOVED)
+    self.nmoved = self.nmoved + 1
+    self.moved[self.nmoved] = slot
+  end
+  if band(r.flags, COUNT_ONLY) ~= 0 then
     return
   end
-  local expected = conn.next[direction]
-  conn.next[direction] = offset + r.len
-  if expected and offset > expected and conn.proto then
-    self.counts.gaps = self.counts.gaps + 1
-    self.protocols[conn.proto].on_gap(conn.pstate, is_request(conn, direction))
+  local expected = t.next[k]
+  local at = offset + r.len
+  t.next[k] = at
+  if expected >= 0 and offset > expected then
+    jumped(self, slot, direction, expected, offset, ts)
   end
-  if conn.proto ~= false then
-    parse(self, conn, r, ptr, ts)
+  if t.proto[slot] ~= NO_PROTO then
+    parse(self, slot, r, ptr, ts, skipped or r.skipped or 0, at)
   end
 end
 
 -- The record types, looked up at first use: the runtime declares them, and
 -- the specs that replay plain tables never load it.
-local record_ptr, size_ptr, header_bytes
+local record_ptr, size_ptr, header_bytes, skipped_field
 
 -- A run of n records of the net stream at base (a uint8_t *): each after an
 -- 8-byte prefix holding its size, the next prefix at its end rounded up to 8
@@ -381,64 +604,148 @@ function _M:on_data_run(base, n)
   if not record_ptr then
     record_ptr, size_ptr = ffi.typeof("struct mr_net_data *"), ffi.typeof("uint32_t *")
     header_bytes = ffi.sizeof("struct mr_net_data")
+    -- the runtime's records name it once the kernel side skips bodies
+    skipped_field = ffi.offsetof("struct mr_net_data", "skipped") and "skipped" or "pad2"
   end
   local at = 0
   for _ = 1, n do
     local size = ffi.cast(size_ptr, base + at)[0]
     local record = base + at + 8
-    self:on_data(ffi.cast(record_ptr, record), record + header_bytes)
-    at = at + bit.band(8 + size + 7, -8)
+    local r = ffi.cast(record_ptr, record)
+    self:on_data(r, record + header_bytes, r[skipped_field])
+    at = at + band(8 + size + 7, -8)
   end
 end
 
--- Ends a connection: closed (after its grace) or evicted.
-function finish(self, conn)
-  local p = conn.proto and self.protocols[conn.proto]
-  if p then
-    p.on_close(conn.pstate, conn.closing_ns, emit_for(self, conn))
+-- Ends a connection: closed (after its grace), evicted or expired.
+function finish(self, slot, expired)
+  local t = self.conns
+  local p, state = t.proto[slot], t.pstate[slot]
+  local closing = self.closing[slot]
+  if p > 0 and p ~= NO_PROTO and state then
+    self.protocol_list[p].on_close(state, closing[1], emit_for(self, slot))
   end
-  if conn.held then
-    self.counts.held_too_long = self.counts.held_too_long + #conn.held
-    release_held(self, conn)
+  if self.held[slot] then
+    self.counts.held_too_long = self.counts.held_too_long + #self.held[slot]
+    release_held(self, slot)
   end
-  local base = conn.base or NO_BASE
-  conn.bytes[EGRESS] = math.max(conn.bytes[EGRESS], (conn.closed_sent or 0) - base[EGRESS])
-  conn.bytes[INGRESS] = math.max(conn.bytes[INGRESS], (conn.closed_received or 0) - base[INGRESS])
-  conn_event(self, conn, "close", conn.closing_ns, { retransmits = conn.retransmits, evicted = conn.evicted })
-  self.conns:remove(conn.id)
-  self.watch[conn.id] = nil
+  local base = self.base[slot] or { [INGRESS] = 0, [EGRESS] = 0 }
+  local out, inn = 2 * slot + EGRESS, 2 * slot + INGRESS
+  t.bytes[out] = math.max(t.bytes[out], (closing[2] or 0) - base[EGRESS])
+  t.bytes[inn] = math.max(t.bytes[inn], (closing[3] or 0) - base[INGRESS])
+  local ev = conn_event(self, slot, "close", closing[1])
+  ev.retransmits = closing[4]
+  ev.evicted = band(t.flags[slot], EVICTED) ~= 0 or nil
+  ev.expired = expired
+  send_event(self, ev)
+  self:forget(slot)
 end
+
+-- ------------------------------------------------------------ time
 
 -- A watched connection, looked at on a tick: closed and its data all
--- parsed, held exchanges too old, a parser waiting on an end it cannot see.
-local function look_at(self, conn, now)
-  if conn.closing_ns and self.data_ns - conn.closing_ns >= CLOSE_SKEW_NS then
-    return finish(self, conn)
+-- parsed, held exchanges too old, a parser waiting on an end it cannot see;
+-- idle a while, it is not watched any more, and its parser's state is
+-- dropped if it holds nothing.
+local function look_at(self, slot, now)
+  local closing = self.closing[slot]
+  if closing and self.data_ns - closing[1] >= CLOSE_SKEW_NS then
+    return finish(self, slot)
   end
-  if conn.held and now - conn.held_since >= HOLD_NS then
-    self.counts.held_too_long = self.counts.held_too_long + #conn.held
-    conn.held_since = nil
-    release_held(self, conn)
+  if self.held[slot] and now - self.held_since[slot] >= HOLD_NS then
+    self.counts.held_too_long = self.counts.held_too_long + #self.held[slot]
+    release_held(self, slot)
   end
-  local p = conn.proto and self.protocols[conn.proto]
-  if p and p.on_idle then
-    p.on_idle(conn.pstate, self.data_ns, self.idle_ns, emit_for(self, conn))
+  local t = self.conns
+  local p, state = t.proto[slot], t.pstate[slot]
+  local module = p > 0 and p ~= NO_PROTO and self.protocol_list[p]
+  if module and state and module.on_idle then
+    module.on_idle(state, self.data_ns, self.idle_ns, emit_for(self, slot))
   end
-  if not conn.closing_ns and not conn.held and now - conn.last_ns > 4 * self.idle_ns then
-    self.watch[conn.id] = nil
+  if not closing and not self.held[slot] and now - t.last_ns[slot] > 4 * self.idle_ns then
+    self.watch[slot] = nil
+    if module and state and module.at_rest and module.at_rest(state) then
+      t.pstate[slot] = false
+    end
   end
 end
 
--- Every open connection's byte totals so far, idle ones too: consumers
--- count deltas, and an open connection that is never reported again can be
--- taken for gone.
+local function progress_event(self, slot, now)
+  self.conns.reported_ns[slot] = now
+  send_event(self, conn_event(self, slot, "progress", now))
+end
+
+-- The byte totals of the connections that moved since the last time:
+-- consumers count deltas.
 local function progress(self, now)
-  for _, conn in self.conns:each() do
-    if not conn.closing_ns then
-      conn_event(self, conn, "progress", now)
+  local t, moved = self.conns, self.moved
+  for i = 1, self.nmoved do
+    local slot = moved[i]
+    local flags = t.flags[slot]
+    if band(flags, MOVED) ~= 0 and t:in_use(slot) then
+      t.flags[slot] = band(flags, bnot(MOVED))
+      if not self.closing[slot] then
+        progress_event(self, slot, now)
+      end
     end
   end
+  self.moved, self.nmoved = {}, 0
   self.last_progress_ns = now
+end
+
+-- A bounded part of the walk over every slot: connections the kernel no
+-- longer follows (or, without opts.conn_open, idle past expire_ns) end as
+-- closed; those not reported for REFRESH_NS get a progress event.
+local function sweep(self, now)
+  local t, conn_open = self.conns, self.opts.conn_open
+  local checks = 0
+  for _ = 1, math.min(SWEEP_SLOTS, t.used) do
+    local slot = self.cursor % t.used + 1
+    self.cursor = slot
+    if t:in_use(slot) and not self.closing[slot] then
+      local idle = now - t.last_ns[slot]
+      local gone = false
+      if conn_open and idle > EXPIRE_CHECK_NS and checks < SWEEP_CHECKS then
+        checks = checks + 1
+        gone = not conn_open(t.id[slot])
+      elseif not conn_open and idle > self.expire_ns then
+        gone = true
+      end
+      if gone then
+        self.counts.expired = self.counts.expired + 1
+        self.closing[slot] = { t.last_ns[slot], 0, 0, 0 }
+        finish(self, slot, true)
+      elseif now - t.reported_ns[slot] > REFRESH_NS then
+        progress_event(self, slot, now)
+      end
+    end
+  end
+end
+
+-- Against the memory budget: above HIGH_WATER a collection, then
+-- connections idle EVICT_IDLE_NS evicted; shedding while still above, until
+-- below LOW_WATER.
+local function mind_memory(self, now)
+  local limit = self.opts.memory_limit
+  if not limit then
+    return
+  end
+  local used = collectgarbage("count") * 1024
+  if used < LOW_WATER * limit then
+    self.shedding = false
+    return
+  end
+  if used < HIGH_WATER * limit or now < self.next_relief then
+    return
+  end
+  self.next_relief = now + RELIEF_NS
+  local t = self.conns
+  local idle = t:oldest(t.count, function(slot)
+    return self.closing[slot] or now - t.last_ns[slot] < EVICT_IDLE_NS
+  end)
+  evict(self, idle)
+  collectgarbage("collect")
+  self.shedding = collectgarbage("count") * 1024 >= HIGH_WATER * limit
 end
 
 -- Time passes (now: CLOCK_MONOTONIC ns); call it every 100-200 ms. drained:
@@ -451,17 +758,18 @@ function _M:tick(now, drained)
     self.data_ns = math.max(self.data_ns, now - CLOSE_GRACE_NS + CLOSE_SKEW_NS)
   end
   self.data_ns_at_tick = self.data_ns
-  for id in pairs(self.watch) do
-    local conn = self.conns:get(id)
-    if conn then
-      look_at(self, conn, now)
+  for slot in pairs(self.watch) do
+    if self.conns:in_use(slot) then
+      look_at(self, slot, now)
     else
-      self.watch[id] = nil
+      self.watch[slot] = nil
     end
   end
   if now - self.last_progress_ns >= self.progress_ns then
     progress(self, now)
   end
+  sweep(self, now)
+  mind_memory(self, now)
 end
 
 return _M

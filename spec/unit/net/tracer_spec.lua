@@ -197,7 +197,7 @@ describe("the network tracer", function()
     assert.equal(10, t:stats().connections)
   end)
 
-  it("reports the byte totals of every open connection each progress period, idle ones too", function()
+  it("reports the totals of the connections that moved each progress period, the others every 5 minutes", function()
     local t, got = new_tracer({ progress_ns = 5e9 })
     t:on_tcp_event(event(CONNECT, 15))
     t:on_data(data(15, EGRESS, "Q12345"))
@@ -206,9 +206,80 @@ describe("the network tracer", function()
     assert.same({ "progress", 6, 0, 15 }, { ev.kind, ev.bytes_sent, ev.bytes_received, ev.conn })
     local before = #got.events
     t:tick(8e9, true)
-    assert.equal(before, #got.events) -- not a period yet
     t:tick(12e9, true)
-    assert.same({ "progress", 6 }, { got.events[before + 1].kind, got.events[before + 1].bytes_sent })
+    assert.equal(before, #got.events) -- not moved since
+    t:on_data(data(15, EGRESS, "Q1", { ts_ns = 13e9, offset = 6 }))
+    t:tick(18e9, true)
+    assert.same({ "progress", 8 }, { got.events[before + 1].kind, got.events[before + 1].bytes_sent })
+    t:tick(200e9, true)
+    assert.equal(before + 1, #got.events)
+    t:tick(320e9, true)
+    assert.same({ "progress", 8 }, { got.events[before + 2].kind, got.events[before + 2].bytes_sent })
+  end)
+
+  it("ends as closed an idle connection the kernel no longer follows, asking only after 30 s", function()
+    local open = { [19] = true, [20] = true }
+    local asked = {}
+    local t, got = new_tracer({ conn_open = function(id)
+      asked[#asked + 1] = id
+      return open[id]
+    end })
+    t:on_tcp_event(event(CONNECT, 19))
+    t:on_tcp_event(event(CONNECT, 20))
+    t:tick(20e9, true)
+    assert.same({}, asked)
+    open[20] = nil
+    t:tick(40e9, true)
+    assert.same({ 19, 20 }, asked)
+    local close = got.events[#got.events]
+    assert.same({ "close", 20, true }, { close.kind, close.conn, close.expired })
+    assert.same({ 1, 1 }, { t:stats().expired, t:stats().connections })
+  end)
+
+  it("ends a connection idle past expire_ns when it cannot ask the kernel", function()
+    local t = new_tracer({ expire_ns = 60e9 })
+    t:on_tcp_event(event(CONNECT, 21))
+    t:tick(50e9, true)
+    assert.equal(1, t:stats().connections)
+    t:tick(70e9, true)
+    assert.same({ 0, 1 }, { t:stats().connections, t:stats().expired })
+  end)
+
+  it("keeps whole addresses when a found event comes with port 0", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 22))
+    t:on_tcp_event(event(FOUND, 22, { local_port = 0 }))
+    t:on_data(data(22, EGRESS, "Q"))
+    t:on_data(data(22, INGRESS, "A"))
+    assert.equal("10.0.0.1:40000", got.exchanges[1]["local"])
+  end)
+
+  it("drops the parser's state of a connection idle and at rest, and makes a new one at its next bytes", function()
+    local made = 0
+    local rest = setmetatable({ new_state = function()
+      made = made + 1
+      return qa.new_state()
+    end, at_rest = function(state)
+      return #state.pending == 0
+    end }, { __index = qa })
+    local t, got = new_tracer({ protocols = { rest } })
+    t:on_tcp_event(event(CONNECT, 23))
+    t:on_data(data(23, EGRESS, "Q", { ts_ns = 1e9 }))
+    t:on_data(data(23, INGRESS, "A", { ts_ns = 1e9 }))
+    t:tick(4e9, true)
+    t:on_data(data(23, EGRESS, "Q", { ts_ns = 5e9, offset = 1 }))
+    t:on_data(data(23, INGRESS, "A", { ts_ns = 5e9, offset = 1 }))
+    assert.same({ 2, 2 }, { made, #got.exchanges })
+  end)
+
+  it("sheds new connections while its memory is above the budget's high-water mark", function()
+    local t, got = new_tracer({ memory_limit = collectgarbage("count") * 1024 })
+    t:on_tcp_event(event(CONNECT, 24, { ts_ns = 1e9 }))
+    t:tick(1e9, true)
+    t:on_data(data(24, EGRESS, "Q", { ts_ns = 1e9 }))
+    assert.same({ 1, C.MR_NET_COUNT }, { t:stats().shed, got.verdicts[24] })
+    t:on_data(data(24, INGRESS, "A", { ts_ns = 1e9 }))
+    assert.equal(0, #got.exchanges)
   end)
 
   it("hands its connections and their parsers' state to a new tracer (a hot reload)", function()
@@ -221,5 +292,65 @@ describe("the network tracer", function()
     t2:on_data(data(16, INGRESS, "A"))
     assert.equal(1, #got.exchanges)
     assert.equal("10.0.0.2:80", got.exchanges[1].remote)
+  end)
+end)
+
+describe("the network tracer's capture requests", function()
+  -- A protocol whose requests ("Q") announce a body of 20000 bytes, which
+  -- it asks not to be copied; pieces records what it was fed.
+  local fed = {}
+  local body = setmetatable({ name = "body" }, { __index = qa })
+  function body.on_data(state, is_request, ptr, copied, total, ts, emit)
+    fed[#fed + 1] = { ptr ~= nil, copied, total }
+    qa.on_data(state, is_request, ptr, copied, total, ts, emit)
+    if is_request and copied > 0 and ptr[0] == 81 then
+      return 20000
+    end
+  end
+
+  local function capture_tracer()
+    fed = {}
+    local asked = {}
+    local t, got = new_tracer({ protocols = { body }, set_capture = function(conn, direction, skip_to)
+      asked[#asked + 1] = { conn, direction, skip_to }
+    end })
+    t:on_tcp_event(event(CONNECT, 30))
+    return t, got, asked
+  end
+
+  it("asks the kernel to skip a body from SKIP_MIN bytes on, at the record's end plus the body", function()
+    local t, _, asked = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 100 }))
+    assert.same({ { 30, EGRESS, 101 + 20000 } }, asked)
+    local small = setmetatable({ on_data = function() return tracer.SKIP_MIN - 1 end }, { __index = body })
+    local t2, _, asked2 = capture_tracer()
+    t2.protocol_list[1] = small
+    t2:on_data(data(30, EGRESS, "Q"))
+    assert.same({}, asked2)
+  end)
+
+  it("feeds a record's skipped bytes as a piece without copy, then its copied bytes", function()
+    local t = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 0 }))
+    t:on_data(data(30, EGRESS, "Qz", { offset = 1, len = 20005, skipped = 20000, copied = 2 }))
+    assert.same({ { true, 1, 1 }, { false, 0, 20000 }, { true, 2, 5 } }, fed)
+  end)
+
+  it("takes a jump of offsets within the asked skip for body bytes, one past it for a gap", function()
+    local t = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 0 }))
+    t:on_data(data(30, EGRESS, "z", { offset = 15000 }))
+    assert.same({ false, 0, 14999 }, fed[2])
+    assert.equal(0, t:stats().gaps)
+    t:on_data(data(30, EGRESS, "z", { offset = 30000 }))
+    assert.equal(1, t:stats().gaps)
+  end)
+
+  it("hands the asked skip over at a hot reload", function()
+    local t = capture_tracer()
+    t:on_data(data(30, EGRESS, "Q", { offset = 0 }))
+    local t2 = tracer.new({ protocols = { body } }, t:state())
+    t2:on_data(data(30, EGRESS, "z", { offset = 15000 }))
+    assert.equal(0, t2:stats().gaps)
   end)
 end)
