@@ -12,6 +12,16 @@ describe("serialize", function()
     assert.same(value, assert(serialize.decode(serialize.encode(value))))
   end)
 
+  it("round-trips state too large for one Lua function's constants", function()
+    local conns = {}
+    for i = 1, 70000 do
+      conns[i] = { id = i * 7 + 0.5, name = "c" .. i, bytes = { i, i + 1 } }
+    end
+    local back = assert(serialize.decode(serialize.encode({ conns = conns, n = 70000 })))
+    assert.same(70000, back.n)
+    assert.same(conns, back.conns)
+  end)
+
   it("keeps infinities and NaN", function()
     local back = assert(serialize.decode(serialize.encode({ inf = math.huge, ninf = -math.huge, nan = 0 / 0 })))
     assert.same(math.huge, back.inf)
