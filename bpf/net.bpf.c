@@ -287,18 +287,19 @@ static __always_inline struct conn *data_conn(struct sock *sk, __u64 cookie, __s
 
 	if (c && c->pid)
 		return c;
+	/* A socket already closed (its peer's reset handled while this send
+	 * ran) is never tracked again: its close event has gone (or is on its
+	 * way, from another CPU), so its entry would stay for ever, and its
+	 * local port is already let go. */
+	if (sk->__sk_common.skc_state == TCP_CLOSE) {
+		COUNT(closed_data);
+		return NULL;
+	}
 	if (c) {
 		c->pid = tgid;
 		bpf_get_current_comm(c->comm, sizeof(c->comm));
 		emit_event(MR_TCP_ACCEPT, cookie, sk, c, tgid, 0);
 		return c;
-	}
-	/* A socket already closed (its peer's reset handled while this send
-	 * ran) is never tracked again: its close event has gone, so its entry
-	 * would stay for ever, and its local port is already let go. */
-	if (sk->__sk_common.skc_state == TCP_CLOSE) {
-		COUNT(closed_data);
-		return NULL;
 	}
 	c = track(cookie, MR_ROLE_UNKNOWN, tgid);
 	if (c) {
