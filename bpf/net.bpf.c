@@ -25,7 +25,7 @@
  * process's child to the targets map before the child runs, so that its
  * first connections are traced too (user space removes it at its exit).
  *
- * Records are built in a per-CPU scratch buffer and copied into the ring with
+ * Records are built in a scratch buffer of the CPU and copied into the ring with
  * their true length. Every loss is counted (struct mr_net_counters), each
  * CPU's counters on 64-byte lines of their own. */
 #include "vmlinux.h"
@@ -106,8 +106,12 @@ struct {
 	__type(value, __s32);
 } listeners SEC(".maps");
 
+/* One scratch record per possible CPU, indexed by the CPU it runs on
+ * (max_entries set at load), used as a per-CPU array's value would be: a
+ * per-CPU array's value is limited to 32 KiB, less than a record of
+ * MR_NET_PAYLOAD_MAX. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct scratch);
@@ -475,7 +479,7 @@ static __always_inline __u64 to_skip(const struct conn *c, __u8 dir, __u64 offse
 static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now, cookie, offset, skip;
-	__u32 zero = 0, want, copied, rest;
+	__u32 cpu = bpf_get_smp_processor_id(), want, copied, rest;
 	bool buffered;
 	struct scratch *s;
 	struct conn *c;
@@ -486,7 +490,7 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 	now = bpf_ktime_get_ns();
 	cookie = bpf_get_socket_cookie(sk);
 	c = data_conn(sk, cookie, id >> 32);
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!c || !s)
 		return;
 	offset = __sync_fetch_and_add(&c->bytes[dir & 1], (__u64)ret);

@@ -7,9 +7,9 @@
 #ifndef MR_BPF_NET_H
 #define MR_BPF_NET_H
 
-#define MR_NET_COMM_LEN 16          /* the kernel's TASK_COMM_LEN */
-#define MR_NET_PAYLOAD_MAX 8192     /* the largest copy of one syscall's data (a power of two) */
-#define MR_NET_PAYLOAD_DEFAULT 4096 /* the copy when nothing else is asked */
+#define MR_NET_COMM_LEN 16           /* the kernel's TASK_COMM_LEN */
+#define MR_NET_PAYLOAD_MAX 65536     /* the largest copy of one syscall's data (a power of two) */
+#define MR_NET_PAYLOAD_DEFAULT 32768 /* the copy when nothing else is asked: 100 pipelined responses */
 
 enum mr_tcp_event_kind {
 	MR_TCP_CONNECT = 1,        /* connect() completed: duration_ns from SYN sent to established */

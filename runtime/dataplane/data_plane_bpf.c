@@ -126,10 +126,12 @@ static int fill_net_targets(struct mr_data_plane *d, char *err, size_t errlen)
 
 static int size_net_maps(struct net_bpf *s, const struct mr_data_plane_opts *o)
 {
-	int e = bpf_map__set_max_entries(s->maps.net_data, o->ring_bytes * NET_RING_FACTOR);
+	int cpus = libbpf_num_possible_cpus();
+	int e = cpus < 0 ? cpus : bpf_map__set_max_entries(s->maps.net_data, o->ring_bytes * NET_RING_FACTOR);
 
 	e = e ?: bpf_map__set_max_entries(s->maps.tcp_events, o->ring_bytes);
 	e = e ?: bpf_map__set_max_entries(s->maps.conns, o->net_max_connections);
+	e = e ?: bpf_map__set_max_entries(s->maps.scratch, (uint32_t)cpus);
 	return e ?: bpf_map__set_max_entries(s->maps.verdicts, o->net_max_connections);
 }
 
