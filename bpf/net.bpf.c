@@ -25,7 +25,7 @@
  * process's child to the targets map before the child runs, so that its
  * first connections are traced too (user space removes it at its exit).
  *
- * Records are built in a per-CPU scratch buffer and copied into the ring with
+ * Records are built in a scratch buffer of the CPU and copied into the ring with
  * their true length. Every loss is counted (struct mr_net_counters), each
  * CPU's counters on 64-byte lines of their own. */
 #include "vmlinux.h"
@@ -65,6 +65,7 @@ struct conn {
 	__u8 pad[2];
 	char comm[MR_NET_COMM_LEN];
 	__u64 verdict_seen; /* the verdict_generation verdict was read at; 0: never */
+	__u64 skip_to[2];   /* the capture's skip_to, as of verdict_seen */
 };
 
 struct scratch {
@@ -89,12 +90,13 @@ struct {
 	__type(value, struct conn);
 } conns SEC(".maps");
 
-/* Written by user space: connections whose bytes are only counted. */
+/* Written by user space: connections whose bytes are only counted, or
+ * whose next bytes are not to be copied. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
-	__type(value, __u8);
+	__type(value, struct mr_net_capture);
 } verdicts SEC(".maps");
 
 struct {
@@ -104,8 +106,12 @@ struct {
 	__type(value, __s32);
 } listeners SEC(".maps");
 
+/* One scratch record per possible CPU, indexed by the CPU it runs on
+ * (max_entries set at load), used as a per-CPU array's value would be: a
+ * per-CPU array's value is limited to 32 KiB, less than a record of
+ * MR_NET_PAYLOAD_MAX. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct scratch);
@@ -287,18 +293,19 @@ static __always_inline struct conn *data_conn(struct sock *sk, __u64 cookie, __s
 
 	if (c && c->pid)
 		return c;
+	/* A socket already closed (its peer's reset handled while this send
+	 * ran) is never tracked again: its close event has gone (or is on its
+	 * way, from another CPU), so its entry would stay for ever, and its
+	 * local port is already let go. */
+	if (sk->__sk_common.skc_state == TCP_CLOSE) {
+		COUNT(closed_data);
+		return NULL;
+	}
 	if (c) {
 		c->pid = tgid;
 		bpf_get_current_comm(c->comm, sizeof(c->comm));
 		emit_event(MR_TCP_ACCEPT, cookie, sk, c, tgid, 0);
 		return c;
-	}
-	/* A socket already closed (its peer's reset handled while this send
-	 * ran) is never tracked again: its close event has gone, so its entry
-	 * would stay for ever, and its local port is already let go. */
-	if (sk->__sk_common.skc_state == TCP_CLOSE) {
-		COUNT(closed_data);
-		return NULL;
 	}
 	c = track(cookie, MR_ROLE_UNKNOWN, tgid);
 	if (c) {
@@ -325,6 +332,7 @@ static __always_inline __u32 copy_user(struct scratch *s, __u32 at, const void *
 {
 	if (at >= MR_NET_PAYLOAD_MAX || want == 0)
 		return 0;
+	BOUND(want, 2 * MR_NET_PAYLOAD_MAX - 1); /* the clamp below then holds on this register */
 	if (want > MR_NET_PAYLOAD_MAX)
 		want = MR_NET_PAYLOAD_MAX;
 	if (bpf_probe_read_user(&s->payload[payload_offset(at)], want, src) != 0)
@@ -332,8 +340,10 @@ static __always_inline __u32 copy_user(struct scratch *s, __u32 at, const void *
 	return want;
 }
 
-/* Copies up to want bytes from an iovec array, in order. */
-static __always_inline __u32 copy_iov(struct scratch *s, const struct iovec *iov, __u64 count, __u32 want)
+/* Copies up to want bytes from an iovec array, in order, after its first
+ * skip bytes. */
+static __always_inline __u32 copy_iov(struct scratch *s, const struct iovec *iov, __u64 count, __u64 skip,
+				      __u32 want)
 {
 	struct iovec v;
 	__u32 done = 0;
@@ -345,18 +355,24 @@ static __always_inline __u32 copy_iov(struct scratch *s, const struct iovec *iov
 			break;
 		if (bpf_probe_read_user(&v, sizeof(v), &iov[i]) != 0)
 			break;
-		n = v.iov_len < want - done ? v.iov_len : want - done;
-		if (copy_user(s, done, v.iov_base, n) != n)
+		if (v.iov_len <= skip) {
+			skip -= v.iov_len;
+			continue;
+		}
+		n = v.iov_len - skip < want - done ? v.iov_len - skip : want - done;
+		if (copy_user(s, done, (const char *)v.iov_base + skip, n) != n)
 			break;
+		skip = 0;
 		done += n;
 	}
 	return done;
 }
 
-/* Copies the first want bytes the current syscall moved, found through its
- * arguments in the task's saved user registers. *buffered: whether the
- * syscall has a user buffer at all (sendfile and splice have none). */
-static __always_inline __u32 copy_payload(struct scratch *s, __u32 want, bool *buffered)
+/* Copies want bytes the current syscall moved, after its first skip ones,
+ * found through its arguments in the task's saved user registers.
+ * *buffered: whether the syscall has a user buffer at all (sendfile and
+ * splice have none). */
+static __always_inline __u32 copy_payload(struct scratch *s, __u64 skip, __u32 want, bool *buffered)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	long nr = MR_SYSCALL_NR(regs);
@@ -369,15 +385,15 @@ static __always_inline __u32 copy_payload(struct scratch *s, __u32 want, bool *b
 	case MR_NR_WRITE:
 	case MR_NR_RECVFROM:
 	case MR_NR_SENDTO:
-		return copy_user(s, 0, arg, want);
+		return copy_user(s, 0, (const char *)arg + skip, want);
 	case MR_NR_READV:
 	case MR_NR_WRITEV:
-		return copy_iov(s, arg, MR_SYSCALL_ARG3(regs), want);
+		return copy_iov(s, arg, MR_SYSCALL_ARG3(regs), skip, want);
 	case MR_NR_RECVMSG:
 	case MR_NR_SENDMSG:
 		if (bpf_probe_read_user(&msg, sizeof(msg), arg) != 0)
 			return 0;
-		return copy_iov(s, msg.msg_iov, msg.msg_iovlen, want);
+		return copy_iov(s, msg.msg_iov, msg.msg_iovlen, skip, want);
 	}
 	*buffered = false;
 	return 0;
@@ -408,7 +424,7 @@ static __always_inline void fill_header(struct scratch *s, __u64 cookie, const s
 	s->hdr.direction = dir;
 	s->hdr.role = c->role;
 	s->hdr.pad = 0;
-	s->hdr.pad2 = 0;
+	s->hdr.skipped = 0;
 }
 
 /* COUNT verdict: a record of the bytes moved since the last one, at most
@@ -434,22 +450,36 @@ static __always_inline void count_only(struct scratch *s, struct conn *c, __u8 d
 static __always_inline __u8 verdict_of(struct conn *c, __u64 cookie)
 {
 	__u64 generation = verdict_generation;
-	__u8 *v;
+	struct mr_net_capture *v;
 
 	if (c->verdict_seen == generation)
 		return c->verdict;
 	v = bpf_map_lookup_elem(&verdicts, &cookie);
-	c->verdict = v ? *v : MR_NET_CAPTURE;
+	c->verdict = v ? v->verdict : MR_NET_CAPTURE;
+	c->skip_to[0] = v ? v->skip_to[0] : 0;
+	c->skip_to[1] = v ? v->skip_to[1] : 0;
 	c->verdict_seen = generation;
 	return c->verdict;
+}
+
+/* Bytes of this record, which starts at offset, that come before the
+ * capture's skip_to; ~0 when the whole record does, which is then not
+ * recorded at all (a record ending at skip_to is: its time ends a body). */
+static __always_inline __u64 to_skip(const struct conn *c, __u8 dir, __u64 offset, int ret)
+{
+	__u64 skip_to = c->skip_to[dir & 1];
+
+	if (skip_to <= offset)
+		return 0;
+	return offset + (__u64)ret < skip_to ? ~0ULL : skip_to - offset;
 }
 
 /* The checks go cheapest and most selective first: every socket read and
  * write of the machine (the traced server's clients too) runs this. */
 static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now, cookie, offset;
-	__u32 zero = 0, want, copied;
+	__u64 id = bpf_get_current_pid_tgid(), now, cookie, offset, skip;
+	__u32 cpu = bpf_get_smp_processor_id(), want, copied, rest;
 	bool buffered;
 	struct scratch *s;
 	struct conn *c;
@@ -460,7 +490,7 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 	now = bpf_ktime_get_ns();
 	cookie = bpf_get_socket_cookie(sk);
 	c = data_conn(sk, cookie, id >> 32);
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!c || !s)
 		return;
 	offset = __sync_fetch_and_add(&c->bytes[dir & 1], (__u64)ret);
@@ -469,15 +499,25 @@ static __always_inline void on_data(struct sock *sk, int ret, __u8 dir)
 		count_only(s, c, dir, now);
 		return;
 	}
-	want = (__u32)ret < payload_max ? (__u32)ret : payload_max;
-	copied = copy_payload(s, want, &buffered);
+	skip = to_skip(c, dir, offset, ret);
+	if (skip == ~0ULL) {
+		COUNT(skipped_records);
+		__sync_fetch_and_add(&my_counters()->skipped_bytes, (__u64)ret);
+		return;
+	}
+	if (skip)
+		__sync_fetch_and_add(&my_counters()->skipped_bytes, skip);
+	rest = (__u32)ret - (__u32)skip;
+	want = rest < payload_max ? rest : payload_max;
+	copied = copy_payload(s, skip, want, &buffered);
 	s->hdr.offset = offset;
 	s->hdr.len = ret;
 	s->hdr.copied = copied;
-	s->hdr.flags = copied == 0 ? MR_NET_NO_PAYLOAD : (copied < (__u32)ret ? MR_NET_TRUNCATED : 0);
-	if (buffered && copied == 0)
+	s->hdr.skipped = (__u32)skip;
+	s->hdr.flags = copied == 0 ? MR_NET_NO_PAYLOAD : (copied < rest ? MR_NET_TRUNCATED : 0);
+	if (buffered && copied == 0 && want)
 		COUNT(unreadable);
-	else if (copied < (__u32)ret)
+	else if (copied < rest)
 		COUNT(truncated); /* at the limit, or past MAX_IOV buffers */
 	send_record(s, copied);
 }

@@ -7,9 +7,9 @@
 #ifndef MR_BPF_NET_H
 #define MR_BPF_NET_H
 
-#define MR_NET_COMM_LEN 16          /* the kernel's TASK_COMM_LEN */
-#define MR_NET_PAYLOAD_MAX 8192     /* the largest copy of one syscall's data (a power of two) */
-#define MR_NET_PAYLOAD_DEFAULT 4096 /* the copy when nothing else is asked */
+#define MR_NET_COMM_LEN 16           /* the kernel's TASK_COMM_LEN */
+#define MR_NET_PAYLOAD_MAX 65536     /* the largest copy of one syscall's data (a power of two) */
+#define MR_NET_PAYLOAD_DEFAULT 32768 /* the copy when nothing else is asked: 100 pipelined responses */
 
 enum mr_tcp_event_kind {
 	MR_TCP_CONNECT = 1,        /* connect() completed: duration_ns from SYN sent to established */
@@ -55,7 +55,7 @@ enum mr_net_direction {
 };
 
 enum mr_net_data_flags {
-	MR_NET_TRUNCATED = 1,  /* copied < len: the rest was not copied */
+	MR_NET_TRUNCATED = 1,  /* copied < len - skipped: the rest was not copied */
 	MR_NET_NO_PAYLOAD = 2, /* nothing could be copied (sendfile, splice, io_uring, a fault) */
 	MR_NET_COUNT_ONLY = 4, /* the connection's verdict is to count bytes: len sums several syscalls */
 };
@@ -66,11 +66,21 @@ enum mr_net_verdict {
 	MR_NET_COUNT = 1,   /* count bytes only: a record at most every second per direction */
 };
 
-/* One socket read or write; `copied` payload bytes follow the header. */
+/* What user space wants of a connection's bytes: the verdicts map's value
+ * (a connection without one: MR_NET_CAPTURE, nothing skipped). */
+struct mr_net_capture {
+	__u8 verdict; /* enum mr_net_verdict */
+	__u8 pad[7];
+	__u64 skip_to[2]; /* by enum mr_net_direction: bytes before this offset are not copied (0: none) */
+};
+
+/* One socket read or write; `copied` payload bytes follow the header: those
+ * from offset + skipped on. */
 struct mr_net_data {
 	__u64 ts_ns;
 	__u64 conn;   /* the socket's cookie */
-	__u64 offset; /* bytes moved in this direction before these: a jump means records were lost */
+	__u64 offset; /* bytes moved in this direction before these: a jump means records were lost,
+			 or (up to the skip_to asked) not recorded */
 	__s32 pid;
 	__s32 tid;
 	__u32 len;      /* bytes the syscall moved (COUNT_ONLY: since the last record) */
@@ -79,7 +89,8 @@ struct mr_net_data {
 	__u8 flags;     /* enum mr_net_data_flags */
 	__u8 role;      /* enum mr_conn_role, as known when the bytes moved */
 	__u8 pad;
-	__u32 pad2;
+	__u32 skipped; /* bytes at the start of this record (from `offset`) not copied: user space
+			  asked to skip them (a body) */
 };
 
 /* Kernel-side counters of the network programs (net.bpf.c's .bss), one
@@ -99,6 +110,8 @@ struct mr_net_counters {
 	__u64 found_midstream; /* connections first seen after they opened */
 	__u64 targets_full;    /* children of traced processes not traced: the targets map was full */
 	__u64 closed_data;     /* reads and writes not recorded: their socket was closed and not tracked */
+	__u64 skipped_records; /* reads and writes not recorded: wholly before their skip_to */
+	__u64 skipped_bytes;   /* bytes not copied because user space asked to skip them */
 };
 
 /* One CPU's counters, on cache lines of their own. */

@@ -338,6 +338,14 @@ void mr_data_plane_stream_stats(const mr_data_plane *d, uint32_t stream,
 /* MR_DATA_PLANE_NET: asks the kernel to copy a connection's bytes
  * (MR_NET_CAPTURE) or only count them (MR_NET_COUNT). */
 int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict, char *err, size_t errlen);
+/* MR_DATA_PLANE_NET: the bytes of direction (enum mr_net_direction) before
+ * stream offset skip_to are not copied (a body the parser does not need): a
+ * read or write wholly before it is not recorded, one that crosses it
+ * copies from skip_to on (struct mr_net_data's skipped). Keeps the verdict;
+ * a skip_to at or below the one asked before changes nothing. 0, -EINVAL
+ * (direction), -ENOTCONN (no network tracer) or the map's errno. */
+int mr_data_plane_net_capture(mr_data_plane *d, uint64_t conn, uint32_t direction, uint64_t skip_to,
+			      char *err, size_t errlen);
 /* MR_DATA_PLANE_NET opened with net_pids: adds pid to (add = 1) or removes it
  * from (add = 0) the processes traced, while it runs (`trace -p` follows a
  * process's children). -EINVAL when it traces every process, -E2BIG when
@@ -528,6 +536,10 @@ int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *e
 /* mr_data_plane_net_conn_open of the agent's data plane (-ENOTCONN when the
  * network tracer is off). */
 int mr_script_net_conn_open(mr_script *s, uint64_t conn);
+/* mr_data_plane_net_capture of the agent's data plane; a canary's requests
+ * are not applied. */
+int mr_script_net_capture(mr_script *s, uint64_t conn, uint32_t direction, uint64_t skip_to, char *err,
+			  size_t errlen);
 
 /* --------------------------------------------------------------- transport */
 

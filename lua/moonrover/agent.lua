@@ -397,6 +397,12 @@ start_network = function()
         _M.log.debug("%s", err)
       end
     end,
+    set_capture = function(conn, direction, skip_to)
+      local ok, err = rt.call(lib.mr_script_net_capture, script, conn, direction, skip_to)
+      if not ok then
+        _M.log.debug("%s", err)
+      end
+    end,
     conn_open = function(conn)
       return lib.mr_script_net_conn_open(script, conn) == 1
     end,

@@ -8,7 +8,7 @@
 
 #include "api_test.h"
 
-#define MR_NET_SERIES 8
+#define MR_NET_SERIES 10
 
 struct mr_net_series {
 	int enabled; /* the data plane runs the network tracer */

@@ -126,10 +126,12 @@ static int fill_net_targets(struct mr_data_plane *d, char *err, size_t errlen)
 
 static int size_net_maps(struct net_bpf *s, const struct mr_data_plane_opts *o)
 {
-	int e = bpf_map__set_max_entries(s->maps.net_data, o->ring_bytes * NET_RING_FACTOR);
+	int cpus = libbpf_num_possible_cpus();
+	int e = cpus < 0 ? cpus : bpf_map__set_max_entries(s->maps.net_data, o->ring_bytes * NET_RING_FACTOR);
 
 	e = e ?: bpf_map__set_max_entries(s->maps.tcp_events, o->ring_bytes);
 	e = e ?: bpf_map__set_max_entries(s->maps.conns, o->net_max_connections);
+	e = e ?: bpf_map__set_max_entries(s->maps.scratch, (uint32_t)cpus);
 	return e ?: bpf_map__set_max_entries(s->maps.verdicts, o->net_max_connections);
 }
 
@@ -280,22 +282,67 @@ uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stre
 	return 0;
 }
 
+/* Connections cache their capture until this moves (net.bpf.c's
+ * verdict_of); release: the map's change is seen first. */
+static void verdicts_changed(struct mr_data_plane *d)
+{
+	__atomic_fetch_add(&d->net->data->verdict_generation, 1, __ATOMIC_RELEASE);
+}
+
+/* The connection's capture in the verdicts map (zero: none); 0 or a
+ * negative errno. */
+static int capture_of(int fd, uint64_t conn, struct mr_net_capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (bpf_map_lookup_elem(fd, &conn, c) == 0 || errno == ENOENT)
+		return 0;
+	return -errno;
+}
+
+/* Writes c, or deletes the entry when it asks for nothing but the default. */
+static int put_capture(struct mr_data_plane *d, int fd, uint64_t conn, const struct mr_net_capture *c)
+{
+	int rc;
+
+	if (c->verdict == MR_NET_CAPTURE && !c->skip_to[0] && !c->skip_to[1])
+		rc = bpf_map_delete_elem(fd, &conn) == 0 || errno == ENOENT ? 0 : -errno;
+	else
+		rc = bpf_map_update_elem(fd, &conn, c, BPF_ANY) == 0 ? 0 : -errno;
+	if (rc == 0)
+		verdicts_changed(d);
+	return rc;
+}
+
 int mr_data_plane_set_verdict(struct mr_data_plane *d, uint64_t conn, uint8_t verdict)
 {
 	int fd = d->net ? bpf_map__fd(d->net->maps.verdicts) : -1;
+	struct mr_net_capture c;
 	int rc;
 
 	if (fd < 0)
 		return -ENOTCONN;
-	if (verdict == MR_NET_CAPTURE)
-		rc = bpf_map_delete_elem(fd, &conn) == 0 || errno == ENOENT ? 0 : -errno;
-	else
-		rc = bpf_map_update_elem(fd, &conn, &verdict, BPF_ANY) == 0 ? 0 : -errno;
-	/* Connections cache their verdict until this moves (net.bpf.c's
-	 * verdict_of); release: the map's change is seen first. */
-	if (rc == 0)
-		__atomic_fetch_add(&d->net->data->verdict_generation, 1, __ATOMIC_RELEASE);
-	return rc;
+	rc = capture_of(fd, conn, &c);
+	if (rc)
+		return rc;
+	c.verdict = verdict;
+	return put_capture(d, fd, conn, &c);
+}
+
+int mr_data_plane_set_skip(struct mr_data_plane *d, uint64_t conn, uint32_t direction, uint64_t skip_to)
+{
+	int fd = d->net ? bpf_map__fd(d->net->maps.verdicts) : -1;
+	struct mr_net_capture c;
+	int rc;
+
+	if (fd < 0)
+		return -ENOTCONN;
+	if (direction > MR_NET_EGRESS)
+		return -EINVAL;
+	rc = capture_of(fd, conn, &c);
+	if (rc || skip_to <= c.skip_to[direction])
+		return rc;
+	c.skip_to[direction] = skip_to;
+	return put_capture(d, fd, conn, &c);
 }
 
 int mr_data_plane_set_target(struct mr_data_plane *d, int32_t pid, int add)

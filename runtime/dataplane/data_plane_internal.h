@@ -57,6 +57,7 @@ int mr_data_plane_load(struct mr_data_plane *d, char *err, size_t errlen);
 int mr_data_plane_attach(struct mr_data_plane *d, char *err, size_t errlen);
 uint64_t mr_data_plane_kernel_drops(const struct mr_data_plane *d, uint32_t stream);
 int mr_data_plane_set_verdict(struct mr_data_plane *d, uint64_t conn, uint8_t verdict);
+int mr_data_plane_set_skip(struct mr_data_plane *d, uint64_t conn, uint32_t direction, uint64_t skip_to);
 int mr_data_plane_set_target(struct mr_data_plane *d, int32_t pid, int add);
 void mr_data_plane_unload(struct mr_data_plane *d);
 

@@ -88,6 +88,19 @@ int mr_data_plane_net_verdict(mr_data_plane *d, uint64_t conn, uint32_t verdict,
 	return e;
 }
 
+int mr_data_plane_net_capture(mr_data_plane *d, uint64_t conn, uint32_t direction, uint64_t skip_to,
+			      char *err, size_t errlen)
+{
+	int e = d ? mr_data_plane_set_skip(d, conn, direction, skip_to) : -ENOTCONN;
+
+	if (e)
+		snprintf(err, errlen, "cannot set the capture of connection %llu: %s",
+			 (unsigned long long)conn,
+			 e == -ENOTCONN ? "the network tracer is off"
+					: (e == -EINVAL ? "unknown direction" : strerror(-e)));
+	return e;
+}
+
 static const char *target_problem(int e)
 {
 	if (e == -ENOTCONN)

@@ -209,6 +209,18 @@ int mr_script_net_verdict(mr_script *s, uint64_t conn, uint32_t verdict, char *e
 	return rc;
 }
 
+int mr_script_net_capture(mr_script *s, uint64_t conn, uint32_t direction, uint64_t skip_to, char *err,
+			  size_t errlen)
+{
+	int rc = 0;
+
+	mr_script_watchdog_leave();
+	if (!s->canary)
+		rc = mr_data_plane_net_capture(s->set->dp, conn, direction, skip_to, err, errlen);
+	mr_script_watchdog_enter();
+	return rc;
+}
+
 int mr_script_net_conn_open(mr_script *s, uint64_t conn)
 {
 	int rc;

@@ -56,6 +56,12 @@ function _M:set_verdict(conn, verdict)
   return rt.call(rt.lib.mr_data_plane_net_verdict, self.d, conn, verdict)
 end
 
+-- Asks the kernel not to copy the bytes of direction (enum
+-- mr_net_direction) before stream offset skip_to; true, or nil and why.
+function _M:set_capture(conn, direction, skip_to)
+  return rt.call(rt.lib.mr_data_plane_net_capture, self.d, conn, direction, skip_to)
+end
+
 -- Whether the kernel still follows conn (true or false).
 function _M:conn_open(conn)
   return rt.lib.mr_data_plane_net_conn_open(self.d, conn) == 1
@@ -135,7 +141,7 @@ function _M:stats()
   lib.mr_data_plane_net_counters(self.d, c)
   out.kernel = {}
   for _, k in ipairs({ "data_records", "lost_data", "lost_events", "truncated", "unreadable", "conns_full",
-    "found_midstream", "targets_full", "closed_data" }) do
+    "found_midstream", "targets_full", "closed_data", "skipped_records", "skipped_bytes" }) do
     out.kernel[k] = tonumber(c[k])
   end
   out.kernel.connections = tonumber(lib.mr_data_plane_net_conn_count(self.d))
