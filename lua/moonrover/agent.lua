@@ -397,6 +397,7 @@ start_network = function()
         _M.log.debug("%s", err)
       end
     end,
+    memory_limit = tonumber(lib.mr_script_memory_budget(script)),
     registry = _M,
     script = _M.name,
     state = handed_over().net,
