@@ -514,6 +514,8 @@ int mr_script_set_budget(mr_script *s, uint32_t ms, char *err, size_t errlen);
 /* Gives the script its own memory budget (1 MiB to 64 GiB) instead of the
  * agent's --script-memory; it takes effect at once. */
 int mr_script_set_memory_budget(mr_script *s, uint32_t mib, char *err, size_t errlen);
+/* The script's memory budget in bytes: its own, else the agent's. */
+uint64_t mr_script_memory_budget(mr_script *s);
 void mr_script_log(mr_script *s, int32_t level, const char *msg);
 /* The id of the series name{labels} (labels as Prometheus writes them:
  * `a="x",b="y"`), created on first use; the same id after a reload. */

@@ -404,8 +404,9 @@ start_network = function()
       end
     end,
     conn_open = function(conn)
-      return lib.mr_script_net_conn_open(script, conn) == 1
+      return lib.mr_script_net_conn_open(script, conn) ~= 0 -- unknown (an error): kept
     end,
+    memory_limit = tonumber(lib.mr_script_memory_budget(script)),
     registry = _M,
     script = _M.name,
     state = handed_over().net,

@@ -156,6 +156,11 @@ int mr_script_set_memory_budget(mr_script *s, uint32_t mib, char *err, size_t er
 	return rc;
 }
 
+uint64_t mr_script_memory_budget(mr_script *s)
+{
+	return s->memory.limit;
+}
+
 void mr_script_log(mr_script *s, int32_t level, const char *msg)
 {
 	mr_script_watchdog_leave();

@@ -5,9 +5,9 @@
 -- (measured by spec/unit/net/tracer_memory_spec.lua). Slots are grown in
 -- chunks (doubling, up to max), freed slots are reused (a free list), and
 -- ids (socket cookies) find their slot through one hash. Past max
--- connections the least recently seen tenth is evicted at once (a sort,
--- rare). The columns never hold nil: an empty string or table is false, so
--- the Lua arrays stay arrays.
+-- connections, each new one evicts the least recently seen of a sample of
+-- slots (least_recent). The columns never hold nil: an empty string or
+-- table is false, so the Lua arrays stay arrays.
 --
 -- Columns: by slot, id, last_ns (newest record), reported_ns (last progress
 -- event), pid, tid, local_port, remote_port, role (C.MR_ROLE_*), proto (0:
@@ -65,7 +65,7 @@ end
 -- max: the most connections held.
 function _M.new(max)
   local self = setmetatable({ max = max, slot_of = {}, count = 0, evicted = 0, capacity = 0, used = 0,
-    free = {}, nfree = 0 }, mt)
+    free = {}, nfree = 0, cursor = 0 }, mt)
   for _, name in ipairs(STRINGS) do
     self[name] = {}
   end
@@ -92,34 +92,19 @@ local function take_slot(self)
   return self.used
 end
 
--- The slots in use, least recently seen first.
-local function by_age(self)
-  local list = {}
-  for _, slot in pairs(self.slot_of) do
-    list[#list + 1] = slot
-  end
-  local last_ns = self.last_ns
-  table.sort(list, function(a, b)
-    return last_ns[a] < last_ns[b]
-  end)
-  return list
-end
-
--- The least recently seen tenth of the connections (at least one), or the
--- first n of those for which keep(slot) is not true: for the caller to end
--- and remove.
-function _M:oldest(n, keep)
-  local list, out = by_age(self), {}
-  n = n or math.max(1, math.floor(#list / 10))
-  for _, slot in ipairs(list) do
-    if #out >= n then
-      break
-    end
-    if not (keep and keep(slot)) then
-      out[#out + 1] = slot
+-- The least recently seen of the next n slots in use from a cursor that
+-- goes round the table (a sample, not a sort: bounded work however many
+-- connections there are), or nil when none is in use.
+function _M:least_recent(n)
+  local best, used, last_ns = nil, self.used, self.last_ns
+  for _ = 1, math.min(n, used) do
+    local slot = self.cursor % used + 1
+    self.cursor = slot
+    if self:in_use(slot) and (not best or last_ns[slot] < last_ns[best]) then
+      best = slot
     end
   end
-  return out
+  return best
 end
 
 -- A new entry for id seen at ts (nothing known yet, no bytes); its slot.

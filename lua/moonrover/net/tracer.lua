@@ -22,10 +22,21 @@
 -- Memory: a connection is a slot of conn_table's columns (about 200 bytes);
 -- its parser's state is dropped when the connection has been idle a while
 -- and the parser says it holds nothing (p.at_rest), and made again at its
--- next bytes. Against the script's memory budget (opts.memory_limit): above
--- HIGH_WATER of it the tracer collects, evicts connections idle for
--- EVICT_IDLE_NS, and while still above, new connections are not parsed but
--- only counted in the kernel (counted `shed`) until it is below LOW_WATER.
+-- next bytes. Against the script's memory budget (opts.memory_limit), which
+-- counts garbage too: above LOW_WATER of it the collector is made to run
+-- without pause and harder, and each tick takes a bounded step of it (a
+-- full collection of a 100 MB heap took 180-240 ms, too long for one
+-- call); above HIGH_WATER new connections are not parsed but only counted
+-- in the kernel (counted `shed`), and connections idle for EVICT_IDLE_NS
+-- are evicted as the walk of the slots comes to them, until it is below
+-- LOW_WATER.
+--
+-- Time: every call is bounded whatever the number of connections (a
+-- script's call runs under a time budget, 500 ms by default): a tick looks
+-- at most WATCH_PER_TICK watched connections, makes at most
+-- PROGRESS_PER_TICK progress events and walks SWEEP_SLOTS slots, each
+-- carrying the rest over to the next tick; a connection past
+-- max_connections evicts one chosen from a sample (no sort).
 --
 -- Connections are never forgotten: each tick a bounded walk of the slots
 -- finds those idle for EXPIRE_CHECK_NS and asks the kernel whether it still
@@ -89,8 +100,13 @@ local EXPIRE_CHECK_NS = 30e9 -- idle this long: ask the kernel whether it still 
 local REFRESH_NS = 300e9     -- a progress event at least this often, moved or not
 local SWEEP_SLOTS = 4096     -- slots walked per tick
 local SWEEP_CHECKS = 256     -- kernel lookups per tick
+local WATCH_PER_TICK = 4096  -- watched connections looked at per tick
+local PROGRESS_PER_TICK = 2048 -- progress events made per tick
+local EVICT_PER_TICK = 256   -- idle connections evicted per tick while shedding
+local EVICT_SAMPLE = 32      -- slots looked at to choose the one to evict
 local HIGH_WATER, LOW_WATER = 0.7, 0.55 -- of the memory budget
-local RELIEF_NS = 1e9        -- at most one collection per second for the budget
+local GC_PAUSE, GC_STEPMUL = 100, 400   -- the collector above LOW_WATER
+local GC_STEP_KB = 128       -- its step per tick there
 local EVICT_IDLE_NS = 10e9
 _M.SKIP_MIN = 16384          -- body bytes worth asking the kernel not to copy
 
@@ -124,7 +140,9 @@ function _M.new(opts, from)
   self.conns = conn_table.new(self.max_connections)
   self.conns.evicted = from.evicted or 0
   self.watch = {}     -- slots whose parser may have something pending
+  self.watching, self.nwatching, self.watch_at = {}, 0, 1 -- the watched slots of the walk in progress
   self.moved, self.nmoved = {}, 0 -- slots whose bytes moved since the last progress events
+  self.round, self.nround, self.round_at = {}, 0, 1 -- the moved slots of the progress events in progress
   self.held = {}      -- slot -> exchanges waiting for the connection's addresses
   self.held_since = {}
   self.closing = {}   -- slot -> { ts, bytes sent, received, retransmits } of its close event
@@ -137,7 +155,7 @@ function _M.new(opts, from)
   self.last_progress_ns = from.last_progress_ns or 0
   self.data_ns = from.data_ns or 0
   self.data_ns_at_tick = self.data_ns
-  self.cursor, self.shedding, self.next_relief = 0, false, 0
+  self.cursor, self.shedding, self.pressed = 0, false, false
   self.emit = function(ex)
     emit_to(self, self.emitting, ex)
   end
@@ -351,21 +369,19 @@ local function remember_gone(self, slot)
   gone.count = gone.count + 1
 end
 
--- Ends the connections of slots as evicted.
-local function evict(self, slots)
+-- Ends slot's connection as evicted.
+local function evict(self, slot)
   local t = self.conns
-  for _, slot in ipairs(slots) do
-    local open = not self.closing[slot]
-    if open then
-      self.closing[slot] = { t.last_ns[slot], 0, 0, 0 }
-    end
-    t.flags[slot] = bor(t.flags[slot], EVICTED)
-    if open then
-      remember_gone(self, slot)
-    end
-    finish(self, slot)
-    t.evicted = t.evicted + 1
+  local open = not self.closing[slot]
+  if open then
+    self.closing[slot] = { t.last_ns[slot], 0, 0, 0 }
   end
+  t.flags[slot] = bor(t.flags[slot], EVICTED)
+  if open then
+    remember_gone(self, slot)
+  end
+  finish(self, slot)
+  t.evicted = t.evicted + 1
 end
 
 local function new_conn(self, id, ts)
@@ -375,7 +391,7 @@ local function new_conn(self, id, ts)
     self.gone.count = self.gone.count - 1
   end
   if t:full() then
-    evict(self, t:oldest())
+    evict(self, t:least_recent(EVICT_SAMPLE))
   end
   local slot = t:add(id, ts)
   self.base[slot] = gone
@@ -675,12 +691,48 @@ local function progress_event(self, slot, now)
   send_event(self, conn_event(self, slot, "progress", now))
 end
 
--- The byte totals of the connections that moved since the last time:
--- consumers count deltas.
+-- The next WATCH_PER_TICK watched connections: a walk of a list of them
+-- made when the last one ended (those watched since wait for the next).
+local function look_at_watched(self, now)
+  local list, t, watch = self.watching, self.conns, self.watch
+  if self.watch_at > self.nwatching then
+    local n = 0
+    for slot in pairs(watch) do
+      n = n + 1
+      list[n] = slot
+    end
+    self.nwatching, self.watch_at = n, 1
+  end
+  local last = math.min(self.nwatching, self.watch_at + WATCH_PER_TICK - 1)
+  for i = self.watch_at, last do
+    local slot = list[i]
+    if watch[slot] then
+      if t:in_use(slot) then
+        look_at(self, slot, now)
+      else
+        watch[slot] = nil
+      end
+    end
+  end
+  self.watch_at = last + 1
+end
+
+-- The byte totals of the connections that moved since the last time
+-- (consumers count deltas), PROGRESS_PER_TICK at a time: a round takes the
+-- list of those moved when it starts, every progress_ns.
 local function progress(self, now)
-  local t, moved = self.conns, self.moved
-  for i = 1, self.nmoved do
-    local slot = moved[i]
+  if self.round_at > self.nround then
+    if now - self.last_progress_ns < self.progress_ns then
+      return
+    end
+    self.round, self.moved = self.moved, self.round
+    self.nround, self.nmoved, self.round_at = self.nmoved, 0, 1
+    self.last_progress_ns = now
+  end
+  local t, round = self.conns, self.round
+  local last = math.min(self.nround, self.round_at + PROGRESS_PER_TICK - 1)
+  for i = self.round_at, last do
+    local slot = round[i]
     local flags = t.flags[slot]
     if band(flags, MOVED) ~= 0 and t:in_use(slot) then
       t.flags[slot] = band(flags, bnot(MOVED))
@@ -689,16 +741,16 @@ local function progress(self, now)
       end
     end
   end
-  self.moved, self.nmoved = {}, 0
-  self.last_progress_ns = now
+  self.round_at = last + 1
 end
 
 -- A bounded part of the walk over every slot: connections the kernel no
 -- longer follows (or, without opts.conn_open, idle past expire_ns) end as
--- closed; those not reported for REFRESH_NS get a progress event.
+-- closed; while shedding, those idle EVICT_IDLE_NS are evicted; those not
+-- reported for REFRESH_NS get a progress event.
 local function sweep(self, now)
   local t, conn_open = self.conns, self.opts.conn_open
-  local checks = 0
+  local checks, evicted = 0, 0
   for _ = 1, math.min(SWEEP_SLOTS, t.used) do
     local slot = self.cursor % t.used + 1
     self.cursor = slot
@@ -715,6 +767,9 @@ local function sweep(self, now)
         self.counts.expired = self.counts.expired + 1
         self.closing[slot] = { t.last_ns[slot], 0, 0, 0 }
         finish(self, slot, true)
+      elseif self.shedding and idle >= EVICT_IDLE_NS and evicted < EVICT_PER_TICK then
+        evicted = evicted + 1
+        evict(self, slot)
       elseif now - t.reported_ns[slot] > REFRESH_NS then
         progress_event(self, slot, now)
       end
@@ -722,30 +777,30 @@ local function sweep(self, now)
   end
 end
 
--- Against the memory budget: above HIGH_WATER a collection, then
--- connections idle EVICT_IDLE_NS evicted; shedding while still above, until
--- below LOW_WATER.
-local function mind_memory(self, now)
+-- Against the memory budget: above LOW_WATER the collector runs without
+-- pause and harder, with a bounded step each tick (so that garbage goes
+-- even while little is allocated); from HIGH_WATER on, shedding, until
+-- below LOW_WATER again, where the collector's settings are given back.
+local function mind_memory(self)
   local limit = self.opts.memory_limit
   if not limit then
     return
   end
   local used = collectgarbage("count") * 1024
   if used < LOW_WATER * limit then
+    if self.pressed then
+      collectgarbage("setpause", self.pressed[1])
+      collectgarbage("setstepmul", self.pressed[2])
+      self.pressed = false
+    end
     self.shedding = false
     return
   end
-  if used < HIGH_WATER * limit or now < self.next_relief then
-    return
+  if not self.pressed then
+    self.pressed = { collectgarbage("setpause", GC_PAUSE), collectgarbage("setstepmul", GC_STEPMUL) }
   end
-  self.next_relief = now + RELIEF_NS
-  local t = self.conns
-  local idle = t:oldest(t.count, function(slot)
-    return self.closing[slot] or now - t.last_ns[slot] < EVICT_IDLE_NS
-  end)
-  evict(self, idle)
-  collectgarbage("collect")
-  self.shedding = collectgarbage("count") * 1024 >= HIGH_WATER * limit
+  collectgarbage("step", GC_STEP_KB)
+  self.shedding = self.shedding or used >= HIGH_WATER * limit
 end
 
 -- Time passes (now: CLOCK_MONOTONIC ns); call it every 100-200 ms. drained:
@@ -758,18 +813,10 @@ function _M:tick(now, drained)
     self.data_ns = math.max(self.data_ns, now - CLOSE_GRACE_NS + CLOSE_SKEW_NS)
   end
   self.data_ns_at_tick = self.data_ns
-  for slot in pairs(self.watch) do
-    if self.conns:in_use(slot) then
-      look_at(self, slot, now)
-    else
-      self.watch[slot] = nil
-    end
-  end
-  if now - self.last_progress_ns >= self.progress_ns then
-    progress(self, now)
-  end
+  look_at_watched(self, now)
+  progress(self, now)
   sweep(self, now)
-  mind_memory(self, now)
+  mind_memory(self)
 end
 
 return _M

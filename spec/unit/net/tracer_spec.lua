@@ -217,6 +217,27 @@ describe("the network tracer", function()
     assert.same({ "progress", 8 }, { got.events[before + 2].kind, got.events[before + 2].bytes_sent })
   end)
 
+  it("makes a bounded number of progress events per tick, carrying the rest over to the next ticks", function()
+    local t, got = new_tracer({ progress_ns = 5e9 })
+    for id = 1001, 6000 do
+      t:on_data(data(id, EGRESS, "Q"))
+    end
+    local per_tick = {}
+    for k = 1, 4 do
+      local before = #got.events
+      t:tick(6e9 + k * 100e6, true)
+      per_tick[k] = #got.events - before
+    end
+    assert.same({ 2048, 2048, 904, 0 }, per_tick)
+    local seen = {}
+    for _, ev in ipairs(got.events) do
+      seen[ev.conn] = ev.kind == "progress" or nil
+    end
+    for id = 1001, 6000 do
+      assert.is_true(seen[id], id)
+    end
+  end)
+
   it("ends as closed an idle connection the kernel no longer follows, asking only after 30 s", function()
     local open = { [19] = true, [20] = true }
     local asked = {}

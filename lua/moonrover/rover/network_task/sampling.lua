@@ -5,11 +5,14 @@
 -- (query cut): the last regex rule that matches, else the rule without a
 -- regex; then the first of 5xx (When5xx), 4xx (When4xx) and slow (a
 -- MinDuration in ms the exchange reached). Of each kind, the 10 slowest of
--- each process are kept per report interval.
+-- each process are kept per report interval, as copies (exchange.copy):
+-- the tracer may reuse an exchange once the handler that offered it
+-- returned (docs/lua-api.md).
 --
 -- A rule: { URIRegex (absent: the default rule), MinDuration (ms, absent: no
 -- slow sampling), When4xx, When5xx, Settings = { RequireCompleteRequest,
 -- MaxRequestSize, RequireCompleteResponse, MaxResponseSize } }.
+local exchange = require("moonrover.net.exchange")
 local http_series = require("moonrover.net.http_series")
 local json = require("moonrover.lib.json_decode")
 
@@ -139,7 +142,7 @@ function _M:offer(member, ex)
     list = {}
     self.kept[key] = list
   end
-  top(list, { member = member, ex = ex, uri = path, reason = reason, provider = provider, rule = rule,
+  top(list, { member = member, ex = exchange.copy(ex), uri = path, reason = reason, provider = provider, rule = rule,
     latency = math.floor(ex.duration_ns / 1e6) }, _M.TOP_N)
   return reason
 end

@@ -64,6 +64,15 @@ describe("rover network sampling", function()
     assert.is_nil(s:offer(NGINX, exchange({ duration_ns = 200e6, trace_id = false, trace_header = false })))
   end)
 
+  it("keeps a copy of each sampled exchange: the tracer may reuse the one offered", function()
+    local s = sampler(DEFAULT)
+    local ex = exchange({ status = 503 })
+    s:offer(NGINX, ex)
+    ex.status, ex.target = 200, "/later"
+    local kept = s:take()[1].ex
+    assert.same({ 503, "/api/items?id=3" }, { kept.status, kept.target })
+  end)
+
   it("honours each flag of the rule: no MinDuration is no slow sampling", function()
     local s = sampler('{"NetworkSamplings":[{"When4xx":false,"When5xx":true}]}')
     assert.is_nil(s:offer(NGINX, exchange({ status = 404 })))
