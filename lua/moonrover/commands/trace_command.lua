@@ -246,7 +246,7 @@ local function on_exchange(run, ex)
     return
   end
   trace_output.count(run.tally, ex)
-  run.order:add(trace_output.start_ns(ex), trace_output.line(run.format, ex))
+  trace_output.add(run.format, run.order, ex)
   run.printed = run.printed + 1
 end
 
