@@ -110,12 +110,16 @@ static int32_t coding(const uint8_t *p, int32_t from, int32_t to)
 	return is_blank(c) || c == ',' ? 1 : 2;
 }
 
-/* The name of the header line p[line..eol) among those read, or NULL. */
+/* The name of the header line p[line..eol) among those read, or NULL. The
+ * first bytes are compared first: most lines (Server, Date, Accept...) are
+ * left after that, without a call per name. */
 static const struct header_name *known_name(const uint8_t *p, int32_t line, int32_t eol, int32_t is_request)
 {
+	uint8_t first = (uint8_t)(p[line] | CASE_BIT);
 	for (int32_t k = 0; k < NAME_COUNT; k++) {
 		const struct header_name *name = &NAMES[k];
-		if ((is_request || name->in_response) && name_matches(p, line, eol, name))
+		if ((uint8_t)name->text[0] == first && (is_request || name->in_response) &&
+		    name_matches(p, line, eol, name))
 			return name;
 	}
 	return NULL;

@@ -88,6 +88,10 @@ local ORDER_NS = 1e9         -- lines are held this long, then written sorted
 local FINAL_DRAIN_NS = 300e6 -- the most spent at the end on what was queued before it
 local SETTLE_NS = 50e6       -- at the end, the data plane moves what the kernel holds (every 10 ms)
 local END_NS = 1e9
+-- The tracer's memory budget, the agent's default for a script: above most
+-- of it the tracer evicts idle connections and, while still above, only
+-- counts new ones instead of parsing them (net/tracer.lua).
+local MEMORY_LIMIT = 128 * 1048576
 
 local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 
@@ -171,7 +175,11 @@ local function drain_rest(run)
   run.tr:tick(monotonic_ns() + END_NS, true)
 end
 
--- Feeds the source to the tracer until the job ends; returns the seconds traced.
+-- Feeds the source to the tracer until the job ends; returns the seconds
+-- traced. As the agent does, it drains again at once while records are
+-- queued (a drain hands at most a few thousand of each queue, so that the
+-- ticks keep their pace), and waits only when the queues are empty: one
+-- drain per wakeup left the queues filling under a storm of connections.
 local function follow(run, job)
   local lib, src = rt.lib, run.src
   run.started = monotonic_ns()
@@ -179,12 +187,13 @@ local function follow(run, job)
   local deadline = job.duration_ns and run.started + job.duration_ns
   local next_tick = run.started + TICK_NS
   local on_process = run.targets and function(e) run.targets:on_process_event(e) end
+  local moved = 0
   while lib.mr_sys_signal_pending() == 0 and not over(run, deadline, monotonic_ns()) do
-    src:wait(100)
-    if on_process then
-      src:drain_processes(on_process)
+    if moved == 0 then
+      src:wait(100)
     end
-    src:drain(run.tr)
+    moved = on_process and src:drain_processes(on_process) or 0
+    moved = moved + src:drain(run.tr)
     local now = monotonic_ns()
     if now >= next_tick then
       tick(run, now)
@@ -237,7 +246,7 @@ local function on_exchange(run, ex)
     return
   end
   trace_output.count(run.tally, ex)
-  run.order:add(trace_output.start_ns(ex), trace_output.line(run.format, ex))
+  trace_output.add(run.format, run.order, ex)
   run.printed = run.printed + 1
 end
 
@@ -255,6 +264,13 @@ local function new_tracer(run, job)
     set_verdict = function(conn, verdict)
       run.src:set_verdict(conn, verdict)
     end,
+    set_capture = function(conn, direction, skip_to)
+      run.src:set_capture(conn, direction, skip_to)
+    end,
+    conn_open = function(conn)
+      return run.src:conn_open(conn)
+    end,
+    memory_limit = MEMORY_LIMIT,
     container_id = function(pid)
       return containers:lookup(pid, monotonic_ns())
     end,

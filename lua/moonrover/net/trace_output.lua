@@ -24,18 +24,14 @@
 -- request_bytes, and its ts is its response's first byte.
 -- And the end-of-trace summary: exchanges by status, and per protocol and
 -- status class how many, how many have a duration, and their percentiles.
-local json_text = require("moonrover.lib.json_text")
 local latency_histogram = require("moonrover.net.latency_histogram")
 local tables = require("moonrover.lib.tables")
 local text_escape = require("moonrover.lib.text_escape")
-local valid_utf8 = require("moonrover.net.trace_utf8").valid
+local trace_json = require("moonrover.net.trace_json")
 
 local _M = {}
 
 local floor = math.floor
-
-local JSON_KEYS = { "ts", "pid", "tid", "comm", "container_id", "role", "local", "remote", "protocol", "method",
-  "target", "host", "status", "duration_ms", "request_bytes", "response_bytes", "tls", "trace_id", "error" }
 
 local TEXT_HEADER = string.format("%-12s %7s %-15s %-6s %-21s %-21s %-5s %-7s %6s %10s %8s %8s  %s",
   "TIME", "PID", "COMM", "ROLE", "LOCAL", "REMOTE", "PROTO", "METHOD", "STATUS", "DUR_MS", "REQ_B", "RESP_B",
@@ -45,7 +41,7 @@ local PERCENTILES = { 0.5, 0.9, 0.99 }
 
 -- clock: { wall_ns_at = function(monotonic_ns) -> Unix ns }.
 function _M.new(format, clock)
-  return { format = format, clock = clock }
+  return { format = format, clock = clock, json = format == "json" and trace_json.new() or nil }
 end
 
 function _M.header(out)
@@ -59,13 +55,14 @@ end
 -- thousand per second, os.date costs a microsecond.
 local cached_second, cached_text
 
+-- The second's text (RFC 3339, UTC, "YYYY-MM-DDTHH:MM:SS") and the
+-- microseconds after it.
 local function rfc3339(wall_ns)
-  local s = math.floor(wall_ns / 1e9)
-  local us = math.floor((wall_ns - s * 1e9) / 1e3)
+  local s = floor(wall_ns / 1e9)
   if s ~= cached_second then
     cached_second, cached_text = s, os.date("!%Y-%m-%dT%H:%M:%S", s)
   end
-  return cached_text .. string.format(".%06dZ", us)
+  return cached_text, floor((wall_ns - s * 1e9) / 1e3)
 end
 
 local function clock_time(wall_ns)
@@ -82,21 +79,6 @@ function _M.start_ns(ex)
   return ex.request_start_ns or ex.response_start_ns or 0
 end
 
--- A string of the exchange as valid UTF-8 (nil stays nil).
-local function utf8(s)
-  return s and valid_utf8(s)
-end
-
-local function json_line(ex, wall)
-  local container = type(ex.container_id) == "string" and ex.container_id or nil
-  local fields = { ts = rfc3339(wall), pid = ex.pid, tid = ex.tid, comm = utf8(ex.comm),
-    container_id = utf8(container), role = ex.role,
-    ["local"] = ex["local"], remote = ex.remote, protocol = ex.protocol, method = utf8(ex.method),
-    target = utf8(ex.target), host = utf8(ex.host or nil), status = ex.status or 0, duration_ms = duration_ms(ex),
-    request_bytes = ex.request_bytes, response_bytes = ex.response_bytes, tls = ex.tls, trace_id = utf8(ex.trace_id),
-    error = ex.error }
-  return json_text.object(JSON_KEYS, fields) .. "\n"
-end
 
 local printable = text_escape.printable
 
@@ -109,13 +91,18 @@ local function text_line(ex, wall)
     printable(ex.target or ""), ex.error and ("  (" .. ex.error .. ")") or "")
 end
 
--- The line for an exchange (with its "\n").
-function _M.line(out, ex)
-  local wall = out.clock.wall_ns_at(_M.start_ns(ex))
-  if out.format == "json" then
-    return json_line(ex, wall)
+-- Holds the line of an exchange (with its "\n") in order (trace_order):
+-- a JSON line is written straight into its buffer (trace_json).
+function _M.add(out, order, ex)
+  local start = _M.start_ns(ex)
+  local wall = out.clock.wall_ns_at(start)
+  if out.format ~= "json" then
+    order:add(start, text_line(ex, wall))
+    return
   end
-  return text_line(ex, wall)
+  local p, i = order:room(trace_json.bound(ex))
+  local second, us = rfc3339(wall)
+  order:commit(start, trace_json.write(out.json, p, i, ex, second, us))
 end
 
 -- A new tally for the summary.

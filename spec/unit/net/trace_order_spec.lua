@@ -1,4 +1,5 @@
 -- net_trace_order_spec.lua - trace's lines written in time order per flush.
+local ffi = require("ffi")
 local trace_order = require("moonrover.net.trace_order")
 
 describe("trace order", function()
@@ -23,5 +24,32 @@ describe("trace order", function()
     order:add(1, "y\n")
     order:flush()
     assert.same({ "x\n", "y\n" }, written)
+  end)
+
+  it("sorts starts that span hours, and lines written in place", function()
+    local written = {}
+    local order = trace_order.new(function(text) written[#written + 1] = text end)
+    order:add(7200e9, "late\n")
+    local buf, at = order:room(16)
+    ffi.copy(buf + at, "early\n", 6)
+    order:commit(1, at + 6)
+    order:add(7200e9, "late2\n")
+    order:flush()
+    assert.same({ "early\nlate\nlate2\n" }, written)
+  end)
+
+  it("writes a large flush in pieces, all its lines in order", function()
+    local written = {}
+    local order = trace_order.new(function(text) written[#written + 1] = text end)
+    local want = {}
+    for k = 1, 40000 do
+      want[k] = string.format("%08d", k) .. ("x"):rep(60) .. "\n"
+    end
+    for k = 40000, 1, -1 do
+      order:add(k * 1000, want[k])
+    end
+    order:flush()
+    assert.is_true(#written > 1)
+    assert.equal(table.concat(want), table.concat(written))
   end)
 end)

@@ -1,6 +1,7 @@
 -- net_trace_output_spec.lua - the lines `moonrover trace` writes for an
 -- exchange (the JSON contract, the text columns, escaped) and its summary
 -- (statuses, latency percentiles).
+local trace_order = require("moonrover.net.trace_order")
 local trace_output = require("moonrover.net.trace_output")
 
 local clock = { wall_ns_at = function(ns) return 1700000000e9 + ns end }
@@ -16,10 +17,19 @@ local function exchange(fields)
   return ex
 end
 
+-- The line trace_output holds for ex, as a flush writes it.
+local function line_of(out, ex)
+  local text
+  local order = trace_order.new(function(t) text = t end)
+  trace_output.add(out, order, ex)
+  order:flush()
+  return text
+end
+
 describe("trace output", function()
   it("writes an exchange as one JSON object with the documented keys in order", function()
     local ex = exchange({ trace_id = "ab", host = "example.com", container_id = "/system.slice/nginx.service" })
-    local line = trace_output.line(trace_output.new("json", clock), ex)
+    local line = line_of(trace_output.new("json", clock), ex)
     assert.equal('{"ts":"2023-11-14T22:13:20.000001Z","pid":7,"tid":8,"comm":"nginx",' ..
       '"container_id":"/system.slice/nginx.service","role":"server",' ..
       '"local":"127.0.0.1:8080","remote":"127.0.0.1:40000","protocol":"http","method":"GET","target":"/a",' ..
@@ -31,7 +41,7 @@ describe("trace output", function()
   it("leaves out the request's fields of a response whose request was not seen", function()
     local ex = exchange({ response_start_ns = 2000 })
     ex.method, ex.target, ex.request_start_ns, ex.duration_ns, ex.request_bytes = nil, nil, nil, nil, nil
-    local line = trace_output.line(trace_output.new("json", clock), ex)
+    local line = line_of(trace_output.new("json", clock), ex)
     assert.equal('{"ts":"2023-11-14T22:13:20.000002Z","pid":7,"tid":8,"comm":"nginx","role":"server",' ..
       '"local":"127.0.0.1:8080","remote":"127.0.0.1:40000","protocol":"http","status":200,' ..
       '"response_bytes":300,"tls":false}\n', line)
@@ -44,7 +54,7 @@ describe("trace output", function()
       if id == "nil" then
         ex.container_id = nil
       end
-      local line = trace_output.line(out, ex)
+      local line = line_of(out, ex)
       assert.is_nil(line:find('"container_id"', 1, true))
       assert.is_nil(line:find('"host"', 1, true))
     end
@@ -52,7 +62,7 @@ describe("trace output", function()
 
   it("writes valid UTF-8 JSON whatever bytes came off the wire", function()
     local ex = exchange({ target = "/\255\254\128\"\1x\195\169", host = "h\192", comm = "n\237\160\128" })
-    local line = trace_output.line(trace_output.new("json", clock), ex)
+    local line = line_of(trace_output.new("json", clock), ex)
     local R = "\239\191\189"
     assert.is_truthy(line:find('"target":"/' .. R .. R .. R .. '\\"\\u0001x\195\169"', 1, true), line)
     assert.is_truthy(line:find('"host":"h' .. R .. '"', 1, true), line)
@@ -64,12 +74,12 @@ describe("trace output", function()
     assert.matches("^TIME +PID COMM +ROLE +LOCAL +REMOTE +PROTO METHOD  STATUS +DUR_MS +REQ_B +RESP_B  TARGET\n$",
       trace_output.header(out))
     assert.matches("^22:13:20%.000 +7 nginx +server 127%.0%.0%.1:8080 +127%.0%.0%.1:40000 +http +GET +200 +2%.500 " ..
-      "+40 +300  /a\n$", trace_output.line(out, exchange()))
+      "+40 +300  /a\n$", line_of(out, exchange()))
   end)
 
   it("escapes terminal controls and bytes that are not UTF-8 in text, as JSON does", function()
     local out = trace_output.new("text", clock)
-    local line = trace_output.line(out, exchange({ target = "/\27]0;X\7\rfake\255", comm = "a\27[2J" }))
+    local line = line_of(out, exchange({ target = "/\27]0;X\7\rfake\255", comm = "a\27[2J" }))
     assert.is_truthy(line:find(" a\\x1b[2J ", 1, true))
     assert.matches("  /\\x1b]0;X\\x07\\x0dfake\\xff\n$", line)
     assert.is_nil(line:sub(1, -2):find("%c"))
