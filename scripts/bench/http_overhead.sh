@@ -67,12 +67,24 @@ stop_tracer() {
     tracer_pid=
   fi
 }
+# bpftrace prints its counts at SIGINT; one was seen lost (bpftrace running
+# on, its handler in place), so the signal is sent again each second, for 20 s.
 stop_floor() {
-  if [ -n "$floor_pid" ]; then
-    kill -INT "$floor_pid" 2>/dev/null || true
-    wait "$floor_pid" 2>/dev/null || true
-    floor_pid=
+  local _
+  [ -n "$floor_pid" ] || return 0
+  for _ in $(seq 20); do
+    kill -INT "$floor_pid" 2>/dev/null || break
+    for _ in $(seq 10); do
+      kill -0 "$floor_pid" 2>/dev/null || break 2
+      sleep 0.1
+    done
+  done
+  if kill -0 "$floor_pid" 2>/dev/null; then
+    kill -KILL "$floor_pid" 2>/dev/null || true
+    echo "http_overhead: bpftrace did not stop at SIGINT in 20 s, killed: this round has no floor counts" >&2
   fi
+  wait "$floor_pid" 2>/dev/null || true
+  floor_pid=
 }
 cleanup() {
   stop_floor
@@ -87,10 +99,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'die "interrupted"' INT TERM
 
-# A TCP port on 127.0.0.1 that nothing listens on.
+# A TCP port on 127.0.0.1 that nothing listens on, below the ephemeral range
+# (a client's port there makes nginx's bind fail).
 free_port() {
-  local p
-  for p in $(shuf -i 20000-60000 -n 50); do
+  local p low
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  for p in $(shuf -i 10000-$((low - 1)) -n 50); do
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
       return
@@ -247,15 +261,17 @@ floor_run() {
   if [ "$mode" = agent ]; then
     start_tracer no
   fi
-  bpftrace -e 'tracepoint:sock:sock_send_length { @sends[pid] = count(); }
+  # BEGIN runs once every probe is attached.
+  bpftrace -e 'BEGIN { printf("floor attached\n"); }
+    tracepoint:sock:sock_send_length { @sends[pid] = count(); }
     tracepoint:sock:sock_recv_length { @recvs[pid] = count(); }' >"$work/floor.out" 2>&1 &
   floor_pid=$!
   for _ in $(seq 600); do
-    grep -q '^Attaching 2 probes' "$work/floor.out" && break
+    grep -qx 'floor attached' "$work/floor.out" && break
     kill -0 "$floor_pid" 2>/dev/null || die "bpftrace did not start: $(tail -1 "$work/floor.out")"
     sleep 0.05
   done
-  grep -q '^Attaching 2 probes' "$work/floor.out" || die "bpftrace did not attach in 30 s"
+  grep -qx 'floor attached' "$work/floor.out" || die "bpftrace did not attach in 30 s"
   load "$seconds"
   stop_floor
   stop_tracer

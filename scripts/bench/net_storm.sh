@@ -67,10 +67,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'die "interrupted"' INT TERM
 
-# A TCP port on 127.0.0.1 that nothing listens on.
+# A TCP port on 127.0.0.1 that nothing listens on, below the ephemeral range
+# (a client's port there makes nginx's bind fail).
 free_port() {
-  local p
-  for p in $(shuf -i 20000-30000 -n 50); do
+  local p low
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  for p in $(shuf -i 10000-$((low - 1)) -n 50); do
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
       return
