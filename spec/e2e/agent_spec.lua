@@ -160,7 +160,9 @@ local agent = require("moonrover.agent")
 local rt = require("moonrover.rt").with_test_api()
 agent.on("process", function(batch) rt.lib.mr_sys_sleep_ms(800) end)
 ]])
-    local agent = env:start("--budget-ms 200")
+    -- A call blocked in the runtime takes no CPU: it is ended when its
+    -- elapsed time passes ten budgets (500 ms here, the sleep is 800).
+    local agent = env:start("--budget-ms 50")
     assert.is_truthy(agent_run.wait_for(function() return agent:metric("spec_version") == 1 end))
     run_many(program, 5)
     assert.is_truthy(agent_run.wait_for(function()
