@@ -35,7 +35,7 @@ _M.options = {
   { name = "pid-file", arg = "FILE", default = "/run/moonrover.pid",
     help = "where to write the agent's pid (used by 'moonrover reload'; 'off' disables)" },
   { name = "budget-ms", arg = "MS", default = 500, convert = args.int_range(10, 60000),
-    help = "CPU time a Lua callback may use (or 10 times it elapsed) before it is interrupted and its script disabled" },
+    help = "CPU time a Lua callback may use (or 10 times it elapsed) before its script is disabled" },
   { name = "batch", arg = "EVENTS", default = 4096, convert = args.int_range(1, 65536),
     help = "most events handed to one callback" },
   { name = "queue", arg = "EVENTS", default = 65536, convert = args.int_range(64, 16777216),
