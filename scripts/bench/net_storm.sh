@@ -15,7 +15,10 @@
 # follows (moonrover_net_connections), that script's Lua memory, the
 # entries of the kernel's connection map (moonrover_net_kernel_connections
 # when the agent exports it, else counted with bpftool in the agent's own
-# `conns` map) and the records and connection events dropped so far.
+# `conns` map), the TCP connections established on the whole host (`ss`:
+# the agent traces every process, so other traffic on the machine counts
+# too) and the records and connection events dropped so far. Last, when a
+# script was disabled, how long after the storm began.
 #   usage: scripts/bench/net_storm.sh [STORM (15)] [IDLE (20000)] [HOLD (30)] [QUIET (60)]
 # BIN=path/to/moonrover picks another build. Needs root (the agent traces
 # every process). PER is 10000, or fewer when the open files limit is lower:
@@ -156,7 +159,7 @@ kernel_conns_bpftool() {
 
 # One row of the table for the phase named $1.
 sample() {
-  local health script rss peak kconns
+  local health script rss peak kconns host
   curl -s --max-time 10 "http://127.0.0.1:$agent_port/metrics" >"$work/metrics" || : >"$work/metrics"
   curl -s --max-time 10 "http://127.0.0.1:$agent_port/healthz" >"$work/healthz" || : >"$work/healthz"
   health=$(head -1 "$work/healthz")
@@ -165,15 +168,16 @@ sample() {
   peak=$(awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$agent_pid/status")
   kconns=$(metric moonrover_net_kernel_connections)
   [ "$kconns" = "-" ] && kconns="$(kernel_conns_bpftool) (bpftool)"
+  host=$(ss -tnH state established | wc -l)
   awk -v phase="$1" -v h="${health:-no answer}" -v s="${script:-absent}" -v rss="$rss" -v peak="$peak" \
     -v conns="$(metric 'moonrover_net_connections{script="network"}')" \
-    -v lua="$(metric 'moonrover_lua_memory_bytes{script="network"}')" -v k="$kconns" \
+    -v lua="$(metric 'moonrover_lua_memory_bytes{script="network"}')" -v k="$kconns" -v host="$host" \
     -v dq="$(metric 'moonrover_events_dropped_total{stream="net",reason="queue_full"}')" \
     -v dk="$(metric 'moonrover_net_records_lost_total{reason="kernel_ring_full"}')" \
     -v cq="$(metric 'moonrover_events_dropped_total{stream="tcp",reason="queue_full"}')" \
     -v ck="$(metric_sum '^moonrover_net_connection_events_lost_total')" 'BEGIN {
-      printf "| %s | %s | %s | %s (%s) | %s | %s | %s | %s / %s | %s / %s |\n", phase, h, s, rss, peak, conns,
-        lua == "-" ? lua : sprintf("%.1f", lua / 1048576), k, dq, dk, cq, ck }'
+      printf "| %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s / %s | %s / %s |\n", phase, h, s, rss, peak,
+        conns, lua == "-" ? lua : sprintf("%.1f", lua / 1048576), k, host, dq, dk, cq, ck }'
 }
 
 start_nginx
@@ -183,11 +187,13 @@ sleep 5
 echo "nginx on 127.0.0.1:$port (pid $nginx_pid), moonrover agent (pid $agent_pid, bundled scripts, network tracer on)"
 echo
 echo "| phase | /healthz first line | network script | agent RSS MiB (peak) | moonrover_net_connections" \
-  "| network script Lua MiB | kernel conns map | net records dropped: queue / kernel ring" \
+  "| network script Lua MiB | kernel conns map | host TCP connections established" \
+  "| net records dropped: queue / kernel ring" \
   "| connection events dropped: queue / kernel ring |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 sample "before"
 
+storm_start=$(date +%s)
 wrk -t1 -c500 -d"${storm}s" -H "Connection: close" "http://127.0.0.1:$port/" >"$work/wrk.log" 2>&1 ||
   die "wrk failed: $(tail -1 "$work/wrk.log")"
 sample "end of the storm (wrk -c500, ${storm} s, Connection: close)"
@@ -226,3 +232,7 @@ awk '/ requests in / { n = $1 } /^Requests\/sec:/ { r = $2 } /Socket errors/ { e
   END { printf "storm: %d requests, %s req/s%s\n", n, r, e ? "; " e : "" }' "$work/wrk.log"
 cat "$work"/helper*.log | awk -v want="$idle" -v parts="$parts" '$1 == "ready" { o += $2; a += $3 }
   END { printf "idle: %d of %d connections opened, %d answered (%d helpers)\n", o, want, a, parts }'
+since=$(sed -n '1s/^degraded: script .* since \(.*\)$/\1/p' "$work/healthz")
+if [ -n "$since" ]; then
+  echo "the script named on /healthz was disabled at $since, $(($(date -d "$since" +%s) - storm_start)) s after the storm began"
+fi
