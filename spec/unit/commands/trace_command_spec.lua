@@ -13,7 +13,7 @@ end
 describe("trace's options", function()
   it("has the documented defaults: text, standard output, every process, no filter", function()
     local values = assert(parse({}))
-    assert.same({ "text", "-", 4096, 8388608 }, { values.format, values.output, values.payload,
+    assert.same({ "text", "-", 32768, 8388608 }, { values.format, values.output, values.payload,
       values["queue-bytes"] })
     assert.is_nil(values.pid or values.comm or values.port or values.status or values["min-duration"] or
       values.path or values.duration)
