@@ -138,7 +138,9 @@ describe("the network tracer in moonrover agent: coroot's series (end to end)", 
     assert.is_truthy(agent_run.wait_for(function()
       return (agent:metric('moonrover_net_exchanges_total{script="network"}') or 0) >= 16
     end, WAIT_S), report(agent, { "moonrover_net_" }))
-    assert.is_true(agent:metric("moonrover_net_records_total") >= 32)
+    assert.is_truthy(agent_run.wait_for(function()
+      return (agent:metric("moonrover_net_records_total") or 0) >= 32
+    end, WAIT_S), report(agent, { "moonrover_net_" }))
     assert.is_not_nil(agent:metric('moonrover_net_connections{script="network"}'))
 
     env.server:stop(nginx.pid)
