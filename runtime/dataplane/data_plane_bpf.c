@@ -28,6 +28,13 @@
  * delivers under 1 M events/s (each wakeup costs an IPI on the producer's
  * CPU), a timer drain every 10 ms over 5 M events/s at 8% of a core. */
 #define WAKEUP_FRACTION 4
+/* The net ring wakes its consumer once half full: a wakeup costs the
+ * producer more than its share of a record, and the net ring is small (it
+ * is resident twice over). Measured under wrk -t1 -c16 against nginx, both
+ * ends traced, on a 1 MiB ring: 0.0011 wakeups per request instead of
+ * 0.0023 at a quarter, and 250 / 285 ns per on_recv / on_send run instead
+ * of 275 / 310, nothing lost either way. */
+#define NET_WAKEUP_FRACTION 2
 
 static int take_record(void *ctx, void *data, size_t size)
 {
@@ -138,7 +145,7 @@ static int load_net(struct mr_data_plane *d, char *err, size_t errlen)
 	if (!s)
 		return bpf_failed("open the network BPF object", -errno, err, errlen);
 	d->net = s;
-	s->rodata->wakeup_data_bytes = (__u64)d->opts.net_ring_bytes / WAKEUP_FRACTION;
+	s->rodata->wakeup_data_bytes = (__u64)d->opts.net_ring_bytes / NET_WAKEUP_FRACTION;
 	s->rodata->wakeup_event_bytes = d->opts.ring_bytes / WAKEUP_FRACTION;
 	s->rodata->payload_max = d->opts.net_payload_bytes;
 	s->rodata->filter_pids = d->opts.net_npids > 0;
