@@ -283,19 +283,24 @@ enum mr_data_plane_flags {
 };
 
 struct mr_data_plane_opts {
-	uint32_t queue_capacity; /* events per fixed-size stream queue (power of two); 0: 65536 */
-	uint32_t ring_bytes;     /* kernel ring buffer size per stream; 0: 4 MiB */
+	uint32_t queue_capacity; /* events per fixed-size stream queue (power of two; the tcp
+				    stream's: an eighth); 0: 65536 */
+	uint32_t ring_bytes;     /* kernel ring buffer size per stream but net; 0: 512 KiB */
 	uint32_t drain_ms;       /* longest time between two drains; 0: 10 ms */
 	uint32_t flags;          /* enum mr_data_plane_flags */
 	/* MR_DATA_PLANE_NET: the bytes copied of each socket read or write (0:
 	 * MR_NET_PAYLOAD_DEFAULT, at most MR_NET_PAYLOAD_MAX); the net stream's
-	 * queue in bytes (0: 8 MiB); the processes traced (NULL: all but this
-	 * one); the most connections tracked at once (0: 65536). */
+	 * queue in bytes (0: 8 MiB; its memory is taken as records come and
+	 * given back once they stop); the processes traced (NULL: all but this
+	 * one); the most connections tracked at once (0: 65536); the net
+	 * stream's kernel ring in bytes (0: 512 KiB per possible CPU; resident
+	 * twice over from the start). */
 	uint32_t net_payload_bytes;
 	uint32_t net_queue_bytes;
 	const int32_t *net_pids;
 	uint32_t net_npids;
 	uint32_t net_max_connections;
+	uint32_t net_ring_bytes;
 };
 
 struct mr_data_plane_stream_stats {

@@ -1,11 +1,16 @@
 /* byte_queue.c - the bounded SPSC queue of variable-size records (see
  * byte_queue.h). head and tail are byte positions since the start (they only
  * grow; modulo the capacity they index the array), with record counts beside
- * them. Each side writes its own and keeps them on its own cache line. */
+ * them. Each side writes its own and keeps them on its own cache line. The
+ * array is an anonymous mapping: its pages become resident as the producer
+ * first writes them, and mr_byte_queue_trim gives back those of the free
+ * space, which only the producer writes. */
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/byte_queue.h"
 
@@ -40,12 +45,12 @@ struct mr_byte_queue *mr_byte_queue_new(uint32_t capacity)
 	if (!q)
 		return NULL;
 	memset(q, 0, sizeof(*q));
-	q->bytes = aligned_alloc(CACHE_LINE, capacity);
-	if (!q->bytes) {
+	q->bytes = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			-1, 0);
+	if (q->bytes == MAP_FAILED) {
 		free(q);
 		return NULL;
 	}
-	memset(q->bytes, 0, capacity);
 	q->capacity = capacity;
 	return q;
 }
@@ -54,7 +59,7 @@ void mr_byte_queue_free(struct mr_byte_queue *q)
 {
 	if (!q)
 		return;
-	free(q->bytes);
+	munmap(q->bytes, q->capacity); /* cannot fail on the mapping made by new */
 	free(q);
 }
 
@@ -154,6 +159,47 @@ void mr_byte_queue_release(struct mr_byte_queue *q, uint32_t n, uint32_t bytes)
 		bytes = (uint32_t)(head - tail);
 	atomic_store_explicit(&q->tail_records, records + n, memory_order_relaxed);
 	atomic_store_explicit(&q->tail, tail + bytes, memory_order_release);
+}
+
+/* Gives back the pages of [from, to) (array offsets, from <= to), whole
+ * pages inside it only. */
+static void discard(struct mr_byte_queue *q, uint64_t from, uint64_t to, uint64_t page)
+{
+	from = (from + page - 1) & ~(page - 1);
+	to &= ~(page - 1);
+	/* It fails only on arguments outside the mapping, which these are not;
+	 * a range not given back stays resident, nothing is lost. */
+	if (from < to)
+		(void)madvise(q->bytes + from, to - from, MADV_DONTNEED);
+}
+
+void mr_byte_queue_trim(struct mr_byte_queue *q, uint32_t keep)
+{
+	uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+	/* Acquire: the consumer is done with what it released, so the free
+	 * space below can be dropped. */
+	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), mask = q->capacity - 1;
+	uint64_t from, to;
+
+	if (head - tail + keep + 2 * page >= q->capacity)
+		return; /* no whole page of free space past what is kept */
+	/* The free space runs from head + keep (kept for the next records) to
+	 * tail + capacity, modulo the capacity; discard keeps the partial pages
+	 * at both ends. */
+	from = (head + keep) & mask;
+	to = (tail + q->capacity) & mask;
+	if (from < to) {
+		discard(q, from, to, page);
+	} else {
+		discard(q, from, q->capacity, page);
+		discard(q, 0, to, page);
+	}
+}
+
+uint64_t mr_byte_queue_pushed_bytes(const struct mr_byte_queue *q)
+{
+	return atomic_load_explicit(&q->head, memory_order_relaxed);
 }
 
 void *mr_byte_queue_storage(const struct mr_byte_queue *q)

@@ -5,7 +5,9 @@
  * starts at a multiple of 8; a record that would cross the array's end
  * starts again at its beginning (a skip marker fills the tail). The producer
  * drops and counts what does not fit; the consumer reads runs of records in
- * place and releases them. No locks: C11 acquire/release atomics. */
+ * place and releases them. No locks: C11 acquire/release atomics. Memory is
+ * taken as records first reach a part of the array and given back by the
+ * producer's mr_byte_queue_trim, so an idle queue holds little. */
 #ifndef MR_BASE_BYTE_QUEUE_H
 #define MR_BASE_BYTE_QUEUE_H
 
@@ -40,6 +42,14 @@ uint64_t mr_byte_queue_pushed(const struct mr_byte_queue *q);
 uint32_t mr_byte_queue_peek(struct mr_byte_queue *q, uint32_t max, uint32_t *offset, uint32_t *bytes);
 /* Consumer: frees the oldest n records and bytes (as peek gave them). */
 void mr_byte_queue_release(struct mr_byte_queue *q, uint32_t n, uint32_t bytes);
+
+/* Producer: gives back the memory of the free space but keep bytes after
+ * the newest record (the next ones' room); those pages become resident
+ * again when records reach them. */
+void mr_byte_queue_trim(struct mr_byte_queue *q, uint32_t keep);
+/* Producer: the bytes the queue's records took so far (prefixes, padding and
+ * the tails skipped at a wrap included). */
+uint64_t mr_byte_queue_pushed_bytes(const struct mr_byte_queue *q);
 
 void *mr_byte_queue_storage(const struct mr_byte_queue *q);
 /* Consistent at any time: received == released + dropped + queued. */

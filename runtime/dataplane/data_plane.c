@@ -10,6 +10,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "api_test.h"
 #include "base/log.h"
 #include "kernel/bpf_errors.h"
@@ -21,7 +23,11 @@
 
 #define DEFAULT_QUEUE_CAPACITY 65536u
 #define MAX_QUEUE_CAPACITY (1u << 24)
-#define DEFAULT_RING_BYTES (4u << 20)
+/* A ring's pages are all resident from its creation, twice over (the
+ * kernel maps its data twice, end to end), busy or idle: 512 KiB is 8192
+ * process events, and the thread drains a ring once a quarter of it is
+ * full or every drain_ms. */
+#define DEFAULT_RING_BYTES (512u << 10)
 #define MIN_RING_BYTES 4096u
 #define MAX_RING_BYTES (1u << 30)
 #define DEFAULT_DRAIN_MS 10u
@@ -31,6 +37,12 @@
  * traced); a larger one costs its size in resident memory once traffic has
  * cycled through it, idle or not. */
 #define DEFAULT_NET_QUEUE_BYTES (8u << 20)
+/* The net ring by default: this much per possible CPU (each CPU's programs
+ * write into it), rounded up to a power of two. */
+#define NET_RING_PER_CPU (512u << 10)
+/* The tcp stream's queue holds this fraction of queue_capacity: a
+ * connection has a few events and many data records. */
+#define TCP_QUEUE_FRACTION 8u
 #define MAX_NET_QUEUE_BYTES (1u << 30)
 #define DEFAULT_NET_CONNECTIONS 65536u
 #define MAX_NET_CONNECTIONS (1u << 22)
@@ -44,6 +56,30 @@ static uint32_t round_up_pow2(uint32_t n)
 	while (p < n)
 		p <<= 1;
 	return p;
+}
+
+/* The net ring: as asked, or NET_RING_PER_CPU per possible CPU. */
+static int net_ring_size(struct mr_data_plane_opts *o, char *err, size_t errlen)
+{
+	int cpus = libbpf_num_possible_cpus();
+
+	if (o->net_ring_bytes > MAX_RING_BYTES) {
+		snprintf(err, errlen, "invalid network options: the network ring at most %u bytes",
+			 MAX_RING_BYTES);
+		return -EINVAL;
+	}
+	if (!o->net_ring_bytes && cpus < 0) {
+		snprintf(err, errlen, "cannot count the possible CPUs: %s", strerror(-cpus));
+		return cpus;
+	}
+	if (!o->net_ring_bytes)
+		o->net_ring_bytes = (uint32_t)cpus * NET_RING_PER_CPU < MAX_RING_BYTES
+					    ? (uint32_t)cpus * NET_RING_PER_CPU
+					    : MAX_RING_BYTES;
+	o->net_ring_bytes = round_up_pow2(o->net_ring_bytes);
+	if (o->net_ring_bytes < MIN_RING_BYTES)
+		o->net_ring_bytes = MIN_RING_BYTES;
+	return 0;
 }
 
 /* The network options: defaults filled in, limits checked. */
@@ -65,7 +101,7 @@ static int normalize_net(struct mr_data_plane_opts *o, char *err, size_t errlen)
 		o->net_queue_bytes = MIN_RING_BYTES;
 	if (!o->net_max_connections)
 		o->net_max_connections = DEFAULT_NET_CONNECTIONS;
-	return 0;
+	return net_ring_size(o, err, errlen);
 }
 
 /* Fills in defaults and rounds sizes up; returns 0 or -EINVAL with why. */
@@ -99,7 +135,9 @@ static int normalize(struct mr_data_plane_opts *o, char *err, size_t errlen)
 
 static int make_net_queues(struct mr_data_plane *d)
 {
-	d->queues[MR_STREAM_TCP] = mr_spsc_queue_new(d->opts.queue_capacity, sizeof(struct mr_tcp_event));
+	uint32_t events = d->opts.queue_capacity / TCP_QUEUE_FRACTION;
+
+	d->queues[MR_STREAM_TCP] = mr_spsc_queue_new(events > 64 ? events : 64, sizeof(struct mr_tcp_event));
 	d->net_queue = mr_byte_queue_new(d->opts.net_queue_bytes);
 	return d->queues[MR_STREAM_TCP] && d->net_queue ? 0 : -ENOMEM;
 }

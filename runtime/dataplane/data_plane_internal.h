@@ -33,10 +33,13 @@ struct mr_data_plane {
 	struct mr_spsc_queue *queues[MR_STREAM_COUNT]; /* NULL for a stream that is off, and for NET */
 	struct mr_byte_queue *net_queue;               /* MR_STREAM_NET's records, or NULL */
 	uint32_t net_budget;                           /* net records this drain round may still take */
-	struct mr_pid_table *tally;                    /* mr_data_plane_drain_in_c's counts */
-	int notify_fd;                                 /* eventfd: a queue got events */
-	int stop_fd;                                   /* eventfd: the thread must stop */
-	int epoll_fd;                                  /* the thread waits on the rings and stop_fd */
+	uint64_t net_check_ns;      /* data_plane_thread.c: when the net queue's use was last looked at */
+	uint64_t net_check_head;    /* its pushed bytes then */
+	uint64_t net_trim_head;     /* its pushed bytes at its last trim */
+	struct mr_pid_table *tally; /* mr_data_plane_drain_in_c's counts */
+	int notify_fd;              /* eventfd: a queue got events */
+	int stop_fd;                /* eventfd: the thread must stop */
+	int epoll_fd;               /* the thread waits on the rings and stop_fd */
 	atomic_int stop;
 	pthread_t thread;
 	int thread_running;

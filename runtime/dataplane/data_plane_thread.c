@@ -4,12 +4,15 @@
  * watermark, not again and again while data keeps coming) and on a stop
  * eventfd, or at most drain_ms; then it drains every ring and, when a queue
  * got events, makes the notify eventfd readable: once per drain, not per
- * event. It blocks every signal, so signals stay with the main thread. */
+ * event. Once traffic has quieted, it gives the net queue's memory back
+ * (mr_byte_queue_trim). It blocks every signal, so signals stay with the
+ * main thread. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -20,6 +23,12 @@
 #include "base/spsc_queue.h"
 
 #define THREAD_NAME "mr-data-plane"
+/* The net queue is looked at once a second; when at most QUIET_BYTES went
+ * through it in that second, its free space is given back but for
+ * QUIET_BYTES after its newest record. Under load it keeps what it grew to:
+ * a trim per second of a busy queue would fault its pages in again. */
+#define CHECK_PERIOD_NS 1000000000ull
+#define QUIET_BYTES (256u << 10)
 
 static int watch(int epoll_fd, int fd, uint32_t events)
 {
@@ -83,6 +92,30 @@ static void drain(struct mr_data_plane *d)
 	} while (rc == -EAGAIN && !atomic_load_explicit(&d->stop, memory_order_acquire));
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Trims the net queue after a quiet second that followed records. */
+static void shrink_when_quiet(struct mr_data_plane *d)
+{
+	uint64_t now = now_ns(), head;
+
+	if (!d->net_queue || now - d->net_check_ns < CHECK_PERIOD_NS)
+		return;
+	head = mr_byte_queue_pushed_bytes(d->net_queue);
+	if (head - d->net_check_head <= QUIET_BYTES && head != d->net_trim_head) {
+		mr_byte_queue_trim(d->net_queue, QUIET_BYTES);
+		d->net_trim_head = head;
+	}
+	d->net_check_ns = now;
+	d->net_check_head = head;
+}
+
 static void *run(void *arg)
 {
 	struct mr_data_plane *d = arg;
@@ -93,6 +126,7 @@ static void *run(void *arg)
 		    errno != EINTR)
 			break;
 		drain(d);
+		shrink_when_quiet(d);
 	}
 	return NULL;
 }

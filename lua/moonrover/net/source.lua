@@ -17,7 +17,8 @@ local DRAIN_MAX = RUN_MAX
 
 -- opts: pids (list, or nil for every process but this one: then no process
 -- stream), payload_bytes, queue_bytes (the net stream's queue),
--- max_connections. Returns the source (not started yet), or nil and why.
+-- max_connections, ring_bytes (the net stream's kernel ring: a
+-- --network-buffer; 0 or nil: 512 KiB per possible CPU). Returns the source (not started yet), or nil and why.
 function _M.open(opts)
   local ffi, lib = rt.ffi, rt.lib
   local o = ffi.new("struct mr_data_plane_opts")
@@ -31,6 +32,7 @@ function _M.open(opts)
   o.net_payload_bytes = opts.payload_bytes or 0
   o.net_queue_bytes = opts.queue_bytes or 0
   o.net_max_connections = opts.max_connections or 0
+  o.net_ring_bytes = opts.ring_bytes or 0
   local d, err = rt.call(lib.mr_data_plane_open, o)
   if not d then
     return nil, err
