@@ -452,11 +452,13 @@ struct mr_agent_opts {
 	/* The network tracer (bpf/net.bpf.c): 1 to trace TCP connections and
 	 * their bytes (the streams MR_STREAM_TCP and MR_STREAM_NET); the bytes
 	 * copied of each socket read or write (0: MR_NET_PAYLOAD_DEFAULT); the
-	 * most connections tracked at once (0: 65536). Where the kernel cannot,
-	 * the agent says why in one line and runs without it. */
+	 * most connections tracked at once (0: 65536); the kernel ring of the
+	 * socket records in bytes (0: the data plane's default). Where the kernel
+	 * cannot, the agent says why in one line and runs without it. */
 	int32_t network;
 	uint32_t net_payload_bytes;
 	uint32_t net_max_connections;
+	uint32_t net_ring_bytes;
 	/* The Kubernetes client the scripts read (mr_agent_kube), or NULL: the
 	 * agent uses it and never closes it; its caller does, after the run. */
 	struct mr_kube *kube;

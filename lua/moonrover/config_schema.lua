@@ -325,6 +325,7 @@ local agent = map({
   queue = int("65536", { min = 64, max = 16777216 }),
   network = bool("true"),
   network_payload = int(tostring(C.MR_NET_PAYLOAD_DEFAULT), { min = 64, max = C.MR_NET_PAYLOAD_MAX }),
+  network_buffer = int("0", { min = 0, max = 1073741824 }),
 })
 
 -- The whole file: its top-level keys are its sections (Rover's modules).

@@ -248,7 +248,8 @@ static mr_data_plane *open_data_plane(const struct agent *a, char *err, size_t e
 	struct mr_data_plane_opts dpo = { .queue_capacity = o->queue_capacity,
 					  .drain_ms = DRAIN_MS,
 					  .net_payload_bytes = o->net_payload_bytes,
-					  .net_max_connections = o->net_max_connections };
+					  .net_max_connections = o->net_max_connections,
+					  .net_ring_bytes = o->net_ring_bytes };
 	mr_data_plane *dp;
 
 	if (o->network) {

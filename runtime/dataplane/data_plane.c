@@ -40,6 +40,8 @@
 /* The net ring by default: this much per possible CPU (each CPU's programs
  * write into it), rounded up to a power of two. */
 #define NET_RING_PER_CPU (512u << 10)
+/* The smallest net ring: two of the largest records. */
+#define MIN_NET_RING_BYTES (2u * (MR_NET_PAYLOAD_MAX + 64u))
 /* The tcp stream's queue holds this fraction of queue_capacity: a
  * connection has a few events and many data records. */
 #define TCP_QUEUE_FRACTION 8u
@@ -76,9 +78,9 @@ static int net_ring_size(struct mr_data_plane_opts *o, char *err, size_t errlen)
 		o->net_ring_bytes = (uint32_t)cpus * NET_RING_PER_CPU < MAX_RING_BYTES
 					    ? (uint32_t)cpus * NET_RING_PER_CPU
 					    : MAX_RING_BYTES;
+	if (o->net_ring_bytes < MIN_NET_RING_BYTES)
+		o->net_ring_bytes = MIN_NET_RING_BYTES;
 	o->net_ring_bytes = round_up_pow2(o->net_ring_bytes);
-	if (o->net_ring_bytes < MIN_RING_BYTES)
-		o->net_ring_bytes = MIN_RING_BYTES;
 	return 0;
 }
 

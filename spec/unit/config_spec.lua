@@ -479,6 +479,7 @@ describe("the shipped configs/rover_configs.yaml", function()
       ["agent.queue"] = "MOONROVER_AGENT_QUEUE",
       ["agent.network"] = "MOONROVER_AGENT_NETWORK",
       ["agent.network_payload"] = "MOONROVER_AGENT_NETWORK_PAYLOAD",
+      ["agent.network_buffer"] = "MOONROVER_AGENT_NETWORK_BUFFER",
     }
     for path, name in pairs(expected) do
       expected[path] = "$" .. name

@@ -45,6 +45,8 @@ _M.options = {
   { name = "network-payload", arg = "BYTES", default = C.MR_NET_PAYLOAD_DEFAULT,
     convert = args.int_range(64, C.MR_NET_PAYLOAD_MAX),
     help = "bytes copied of each socket read or write for the parsers (requests' heads must fit)" },
+  { name = "network-buffer", arg = "BYTES", default = 0, convert = args.int_range(0, 1073741824),
+    help = "the kernel's ring of socket records (0: 512 KiB per possible CPU; resident twice over)" },
   { name = "log-level", arg = "LEVEL", default = "info", convert = args.one_of(LEVELS),
     help = "debug, info, warn or error" },
   { name = "script-memory", arg = "MIB", default = 128, convert = args.int_range(1, 65536),
@@ -84,6 +86,7 @@ local FROM_CONFIG = {
   { "queue", "agent.queue", config.get_int },
   { "network", "agent.network", config.get_bool },
   { "network-payload", "agent.network_payload", config.get_int },
+  { "network-buffer", "agent.network_buffer", config.get_int },
 }
 
 -- Fills the options not given on the command line from the config file
@@ -146,6 +149,7 @@ function _M.opts_from(values, cfg)
     bundled_skip = bundled_skip(cfg, values.network == "on"),
     network = values.network == "on" and 1 or 0,
     net_payload_bytes = values["network-payload"],
+    net_ring_bytes = values["network-buffer"],
   }
 end
 
@@ -219,7 +223,7 @@ function _M.run(values, given, start)
     o.log_level
   c.script_memory_mib, c.strict, c.unsafe_scripts = o.script_memory_mib, o.strict, o.unsafe_scripts
   c.http_max_connections, c.http_timeout_ms = o.http_max_connections, o.http_timeout_ms
-  c.network, c.net_payload_bytes = o.network, o.net_payload_bytes
+  c.network, c.net_payload_bytes, c.net_ring_bytes = o.network, o.net_payload_bytes, o.net_ring_bytes
   if values.config then
     keep[7], keep[8] = config_text, values.config
     c.config_text, c.config_name = keep[7], keep[8]
