@@ -3,7 +3,10 @@
 -- strings and parser states in Lua arrays, so that one costs about 200
 -- bytes of Lua memory instead of the 1.3-2.6 KB of a table per connection
 -- (measured by spec/unit/net/tracer_memory_spec.lua). Slots are grown in
--- chunks (doubling, up to max), freed slots are reused (a free list), and
+-- chunks (doubling up to CHUNK slots, then CHUNK more at a time, up to max:
+-- no more than CHUNK slots unused, where doubling left up to half of them),
+-- the Lua columns made exactly that size (table.new: an array grown by
+-- assignment is a power of two), freed slots are reused (a free list), and
 -- ids (socket cookies) find their slot through one hash. Past max
 -- connections, each new one evicts the least recently seen of a sample of
 -- slots (least_recent). The columns never hold nil: an empty string or
@@ -18,6 +21,7 @@
 -- arrays local_addr, remote_addr, comm, container (false: not measured,
 -- UNKNOWN: not known), pstate.
 local ffi = require("ffi")
+local new_table = require("table.new")
 
 local _M = {}
 local mt = { __index = _M }
@@ -36,6 +40,7 @@ local NUMBERS = { id = "double", last_ns = "double", reported_ns = "double", pid
 local PAIRS = { bytes = "double", next = "double", skip_to = "double" }
 local STRINGS = { "local_addr", "remote_addr", "comm", "container", "pstate" }
 local FIRST_CAPACITY = 256
+local CHUNK = 4096
 
 local function grow(self, capacity)
   local old = self.capacity
@@ -54,10 +59,14 @@ local function grow(self, capacity)
     self[name] = col
   end
   for _, name in ipairs(STRINGS) do
-    local col = self[name]
+    local col, old_col = new_table(capacity, 0), self[name]
+    for slot = 1, old do
+      col[slot] = old_col[slot]
+    end
     for slot = old + 1, capacity do
       col[slot] = false
     end
+    self[name] = col
   end
   self.capacity = capacity
 end
@@ -66,9 +75,6 @@ end
 function _M.new(max)
   local self = setmetatable({ max = max, slot_of = {}, count = 0, evicted = 0, capacity = 0, used = 0,
     free = {}, nfree = 0, cursor = 0 }, mt)
-  for _, name in ipairs(STRINGS) do
-    self[name] = {}
-  end
   grow(self, math.min(FIRST_CAPACITY, max))
   return self
 end
@@ -86,7 +92,8 @@ local function take_slot(self)
     return slot
   end
   if self.used >= self.capacity then
-    grow(self, math.min(self.max, 2 * self.capacity))
+    local capacity = self.capacity
+    grow(self, math.min(self.max, capacity < CHUNK and 2 * capacity or capacity + CHUNK))
   end
   self.used = self.used + 1
   return self.used
