@@ -62,6 +62,36 @@ describe("script_tracer reusing exchanges", function()
     assert.is_nil(t.out.http[1])
   end)
 
+  it("keeps pooled no more exchanges than one flush of the last second gave back", function()
+    exchange.reuse()
+    exchange.trim(0)
+    local t = script_tracer.new({ registry = registry(), script = "spec", set_verdict = function() end },
+      function() end)
+    local batch = {}
+    for i = 1, 3 do
+      batch[i] = exchange.new("http")
+      t:queue("http", batch[i])
+    end
+    t:flush()
+    t:queue("http", exchange.new("http"))
+    t:flush()
+    t:tick(1e9)
+    -- three pooled: the first flush gave back three (the second took one and gave it back)
+    local again = { exchange.new("http"), exchange.new("http"), exchange.new("http"), exchange.new("http") }
+    local pooled = 0
+    for _, ex in ipairs(again) do
+      for _, b in ipairs(batch) do
+        pooled = pooled + (ex == b and 1 or 0)
+      end
+    end
+    assert.equal(3, pooled)
+    for _, ex in ipairs(again) do
+      exchange.release(ex)
+    end
+    t:tick(2e9)
+    assert.is_false(exchange.new("http") == again[1] or exchange.new("http") == again[2])
+  end)
+
   it("leaves the exchanges and lists to the script that does not reuse them", function()
     local kept
     local t = script_tracer.new({ registry = registry(), script = "spec", set_verdict = function() end },

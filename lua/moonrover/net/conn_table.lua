@@ -3,7 +3,10 @@
 -- strings and parser states in Lua arrays, so that one costs about 200
 -- bytes of Lua memory instead of the 1.3-2.6 KB of a table per connection
 -- (measured by spec/unit/net/tracer_memory_spec.lua). Slots are grown in
--- chunks (doubling, up to max), freed slots are reused (a free list), and
+-- chunks (doubling up to CHUNK slots, then CHUNK more at a time, up to max:
+-- no more than CHUNK slots unused, where doubling left up to half of them),
+-- the Lua columns made exactly that size (table.new: an array grown by
+-- assignment is a power of two), freed slots are reused (a free list), and
 -- ids (socket cookies) find their slot through one hash. Past max
 -- connections, each new one evicts the least recently seen of a sample of
 -- slots (least_recent). The columns never hold nil: an empty string or
@@ -17,7 +20,21 @@
 -- offset, -1 before the first record) and skip_to (0: none asked); Lua
 -- arrays local_addr, remote_addr, comm, container (false: not measured,
 -- UNKNOWN: not known), pstate.
+--
+-- Queues: the slots flagged WATCHED, and those flagged MOVED, each in a
+-- queue of its flag at most once (its QUEUED bit says it is in one), in
+-- int32 arrays the size of the table (4 bytes a slot each, where a Lua list
+-- or set of slots costs 8-24 bytes): mark() flags a slot and queues it, a
+-- walk (start_walk, walk_next) takes the queue as it was when the walk
+-- started and unqueues each slot it gives (which the walker marks again to
+-- keep it); what is marked meanwhile waits for the next walk. A slot freed keeps its QUEUED bits: its entry in a
+-- queue serves the connection that takes the slot next. The walks are the
+-- tracer's (net/tracer.lua).
+local bit = require("bit")
 local ffi = require("ffi")
+local new_table = require("table.new")
+
+local band, bor, bnot = bit.band, bit.bor, bit.bnot
 
 local _M = {}
 local mt = { __index = _M }
@@ -29,6 +46,9 @@ _M.UNKNOWN = 0 -- a container not known
 _M.HIDDEN = 1
 _M.MOVED = 2 -- bytes moved since the last progress event
 _M.EVICTED = 4
+_M.WATCHED = 8 -- looked at every tick (its parser may have something pending)
+local QUEUED = { [_M.MOVED] = 16, [_M.WATCHED] = 32 }
+local KEPT = QUEUED[_M.MOVED] + QUEUED[_M.WATCHED] -- the bits a freed slot keeps
 
 local NUMBERS = { id = "double", last_ns = "double", reported_ns = "double", pid = "int32_t", tid = "int32_t",
   local_port = "int32_t", remote_port = "int32_t", role = "uint8_t", proto = "uint8_t", tries = "uint8_t",
@@ -36,6 +56,7 @@ local NUMBERS = { id = "double", last_ns = "double", reported_ns = "double", pid
 local PAIRS = { bytes = "double", next = "double", skip_to = "double" }
 local STRINGS = { "local_addr", "remote_addr", "comm", "container", "pstate" }
 local FIRST_CAPACITY = 256
+local CHUNK = 4096
 
 local function grow(self, capacity)
   local old = self.capacity
@@ -54,9 +75,22 @@ local function grow(self, capacity)
     self[name] = col
   end
   for _, name in ipairs(STRINGS) do
-    local col = self[name]
+    local col, old_col = new_table(capacity, 0), self[name]
+    for slot = 1, old do
+      col[slot] = old_col[slot]
+    end
     for slot = old + 1, capacity do
       col[slot] = false
+    end
+    self[name] = col
+  end
+  for _, q in pairs(self.queues) do
+    for _, name in ipairs({ "fill", "walk" }) do
+      local list = ffi.new("int32_t[?]", capacity + 1)
+      if q[name] then
+        ffi.copy(list, q[name], 4 * (old + 1))
+      end
+      q[name] = list
     end
   end
   self.capacity = capacity
@@ -65,9 +99,9 @@ end
 -- max: the most connections held.
 function _M.new(max)
   local self = setmetatable({ max = max, slot_of = {}, count = 0, evicted = 0, capacity = 0, used = 0,
-    free = {}, nfree = 0, cursor = 0 }, mt)
-  for _, name in ipairs(STRINGS) do
-    self[name] = {}
+    free = {}, nfree = 0, cursor = 0, queues = {} }, mt)
+  for flag, queued in pairs(QUEUED) do
+    self.queues[flag] = { queued = queued, fill = false, walk = false, nfill = 0, nwalk = 0, at = 1 }
   end
   grow(self, math.min(FIRST_CAPACITY, max))
   return self
@@ -86,7 +120,8 @@ local function take_slot(self)
     return slot
   end
   if self.used >= self.capacity then
-    grow(self, math.min(self.max, 2 * self.capacity))
+    local capacity = self.capacity
+    grow(self, math.min(self.max, capacity < CHUNK and 2 * capacity or capacity + CHUNK))
   end
   self.used = self.used + 1
   return self.used
@@ -116,7 +151,7 @@ function _M:add(id, ts)
   self.id[slot], self.last_ns[slot], self.reported_ns[slot] = id, ts, ts
   self.pid[slot], self.tid[slot], self.local_port[slot], self.remote_port[slot] = 0, 0, 0, 0
   self.role[slot], self.proto[slot], self.tries[slot], self.looked[slot] = 0, 0, 0, 0
-  self.last_dir[slot], self.flags[slot] = _M.NO_DIR, 0
+  self.last_dir[slot], self.flags[slot] = _M.NO_DIR, band(self.flags[slot], KEPT)
   local k = 2 * slot
   self.bytes[k], self.bytes[k + 1], self.next[k], self.next[k + 1] = 0, 0, -1, -1
   self.skip_to[k], self.skip_to[k + 1] = 0, 0
@@ -138,7 +173,7 @@ function _M:remove(slot)
   self.count = self.count - 1
   self.local_addr[slot], self.remote_addr[slot], self.comm[slot], self.pstate[slot] = false, false, false, false
   self.container[slot] = _M.UNKNOWN
-  self.flags[slot] = 0
+  self.flags[slot] = band(self.flags[slot], KEPT)
   self.nfree = self.nfree + 1
   self.free[self.nfree] = slot
 end
@@ -146,6 +181,47 @@ end
 -- Whether slot holds a connection now.
 function _M:in_use(slot)
   return slot <= self.used and self.slot_of[self.id[slot]] == slot
+end
+
+-- Sets flag (MOVED or WATCHED) on slot and queues it for the next walk of
+-- that flag, unless it is queued already.
+function _M:mark(slot, flag)
+  local q, flags = self.queues[flag], self.flags[slot]
+  local queued = q.queued
+  if band(flags, queued) == 0 then
+    local n = q.nfill + 1
+    q.nfill = n
+    q.fill[n] = slot
+  end
+  self.flags[slot] = bor(flags, flag, queued)
+end
+
+-- Whether the walk of flag's queue is over (or none started).
+function _M:walk_over(flag)
+  local q = self.queues[flag]
+  return q.at > q.nwalk
+end
+
+-- Starts a walk of flag's queue (the last one being over): what was queued
+-- until now.
+function _M:start_walk(flag)
+  local q = self.queues[flag]
+  q.fill, q.walk = q.walk, q.fill
+  q.nwalk, q.nfill, q.at = q.nfill, 0, 1
+end
+
+-- The next slot of the walk of flag's queue, unqueued (nil: the walk is
+-- over). It may be free now, or have lost the flag.
+function _M:walk_next(flag)
+  local q = self.queues[flag]
+  local at = q.at
+  if at > q.nwalk then
+    return nil
+  end
+  q.at = at + 1
+  local slot = q.walk[at]
+  self.flags[slot] = band(self.flags[slot], bnot(q.queued))
+  return slot
 end
 
 -- For `for id, slot in table:each()`.

@@ -9,7 +9,11 @@
 -- handlers have returned, when the script said it keeps none past its
 -- callback (reuse(); docs/lua-api.md): then no exchange costs an
 -- allocation. The pool is per Lua state (module state: the parsers take
--- from it and the script tracer of the same state gives back), bounded.
+-- from it and the script tracer of the same state gives back), bounded, and
+-- trimmed by its owner to what its batches need (trim): a burst of
+-- exchanges in flight at once (20,000 idle clients each sending a request
+-- before reading any answer) would otherwise leave thousands pooled, each
+-- about 800 bytes.
 local _M = {}
 
 local POOL_MAX = 4096
@@ -52,6 +56,14 @@ function _M.release(ex)
     pooled = pooled + 1
     pool[pooled] = ex
   end
+end
+
+-- Keeps at most keep exchanges pooled, the others left to the collector.
+function _M.trim(keep)
+  for i = pooled, keep + 1, -1 do
+    pool[i] = nil
+  end
+  pooled = math.min(pooled, keep)
 end
 
 -- reuse(on): this Lua state's network handlers keep no exchange (nor batch

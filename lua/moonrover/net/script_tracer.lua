@@ -65,6 +65,7 @@ function _M.new(opts, deliver)
   local state = opts.state or {}
   local self = setmetatable({
     deliver = deliver, names = _M.streams(), out = {}, published = state.published or {}, next_publish = 0,
+    most_released = 0,
   }, mt)
   self.queued = {}
   for _, name in ipairs(self.names) do
@@ -114,6 +115,8 @@ end
 -- the list is the script's, and the next one is made the size of the last
 -- batch (the next is likely alike): a list grown from empty is reallocated
 -- a dozen times.
+-- The pool is trimmed every second to the most exchanges one flush gave back
+-- in that second (what a batch needs: none while no exchange comes).
 function _M:flush()
   local out, queued, names = self.out, self.queued, self.names
   local reused = exchange.reused()
@@ -131,6 +134,9 @@ function _M:flush()
             release(list[i])
           end
           list[i] = nil
+        end
+        if pooled and n > self.most_released then
+          self.most_released = n
         end
       else
         out[name] = new_table(n, 0)
@@ -177,6 +183,8 @@ function _M:tick(now_ns)
   if now_ns >= self.next_publish then
     self.next_publish = now_ns + PUBLISH_NS
     self:publish()
+    exchange.trim(self.most_released)
+    self.most_released = 0
   end
 end
 

@@ -88,7 +88,7 @@ local INGRESS, EGRESS = C.MR_NET_INGRESS, C.MR_NET_EGRESS
 local COUNT_ONLY = C.MR_NET_COUNT_ONLY
 local NET_COUNT = C.MR_NET_COUNT -- the verdict: count bytes only
 local NO_PROTO, UNKNOWN = conn_table.NO_PROTO, conn_table.UNKNOWN
-local HIDDEN, MOVED, EVICTED = conn_table.HIDDEN, conn_table.MOVED, conn_table.EVICTED
+local HIDDEN, MOVED, EVICTED, WATCHED = conn_table.HIDDEN, conn_table.MOVED, conn_table.EVICTED, conn_table.WATCHED
 local band, bor, bnot = bit.band, bit.bor, bit.bnot
 
 local CLASSIFY_TRIES = 8           -- direction changes looked at before a connection is left unparsed
@@ -139,10 +139,6 @@ function _M.new(opts, from)
   from = from or {}
   self.conns = conn_table.new(self.max_connections)
   self.conns.evicted = from.evicted or 0
-  self.watch = {}     -- slots whose parser may have something pending
-  self.watching, self.nwatching, self.watch_at = {}, 0, 1 -- the watched slots of the walk in progress
-  self.moved, self.nmoved = {}, 0 -- slots whose bytes moved since the last progress events
-  self.round, self.nround, self.round_at = {}, 0, 1 -- the moved slots of the progress events in progress
   self.held = {}      -- slot -> exchanges waiting for the connection's addresses
   self.held_since = {}
   self.closing = {}   -- slot -> { ts, bytes sent, received, retransmits } of its close event
@@ -175,19 +171,28 @@ local function set_pair(col, slot, v)
   col[2 * slot], col[2 * slot + 1] = v[1], v[2]
 end
 
+-- The name of a connection's protocol as handed over: false when it has
+-- none (NO_PROTO), nil while not known.
+local function proto_name(self, proto)
+  if proto == NO_PROTO then
+    return false
+  end
+  return proto > 0 and self.protocol_list[proto].name or nil
+end
+
 -- One connection as plain data.
 local function saved(self, slot)
   local t, proto = self.conns, self.conns.proto[slot]
   local container = t.container[slot]
   return { id = t.id[slot], last_ns = t.last_ns[slot], reported_ns = t.reported_ns[slot], pid = t.pid[slot],
     tid = t.tid[slot], local_port = t.local_port[slot], remote_port = t.remote_port[slot], role = t.role[slot],
-    proto = proto == NO_PROTO and false or proto > 0 and self.protocol_list[proto].name or nil,
+    proto = proto_name(self, proto),
     tries = t.tries[slot], looked = t.looked[slot], last_dir = t.last_dir[slot], flags = t.flags[slot],
     bytes = pair(t.bytes, slot), next = pair(t.next, slot), skip_to = pair(t.skip_to, slot),
     local_addr = t.local_addr[slot], remote_addr = t.remote_addr[slot], comm = t.comm[slot],
     container = container ~= UNKNOWN and container or nil, pstate = t.pstate[slot],
     held = self.held[slot], held_since = self.held_since[slot], closing = self.closing[slot],
-    base = self.base[slot], watch = self.watch[slot] }
+    base = self.base[slot], watch = band(t.flags[slot], WATCHED) ~= 0 or nil }
 end
 
 -- A connection of an earlier tracer's state().
@@ -198,7 +203,8 @@ function _M:restore(c)
   t.local_port[slot], t.remote_port[slot], t.role[slot] = c.local_port, c.remote_port, c.role
   local k = c.proto and self.protocols[c.proto]
   t.proto[slot] = k or (c.proto == nil and 0 or NO_PROTO)
-  t.tries[slot], t.looked[slot], t.last_dir[slot], t.flags[slot] = c.tries, c.looked, c.last_dir, c.flags
+  t.tries[slot], t.looked[slot], t.last_dir[slot] = c.tries, c.looked, c.last_dir
+  t.flags[slot] = bor(t.flags[slot], band(c.flags, HIDDEN + EVICTED))
   set_pair(t.bytes, slot, c.bytes)
   set_pair(t.next, slot, c.next)
   set_pair(t.skip_to, slot, c.skip_to)
@@ -208,10 +214,12 @@ function _M:restore(c)
   end
   t.pstate[slot] = k and c.pstate or false
   self.held[slot], self.held_since[slot], self.closing[slot] = c.held, c.held_since, c.closing
-  self.base[slot], self.watch[slot] = c.base, c.watch
+  self.base[slot] = c.base
   if band(c.flags, MOVED) ~= 0 then
-    self.nmoved = self.nmoved + 1
-    self.moved[self.nmoved] = slot
+    t:mark(slot, MOVED)
+  end
+  if c.watch then
+    t:mark(slot, WATCHED)
   end
 end
 
@@ -344,7 +352,7 @@ emit_to = function(self, slot, ex)
   self.held[slot] = held
   self.held_since[slot] = self.held_since[slot] or self.conns.last_ns[slot]
   held[#held + 1] = ex
-  self.watch[slot] = true
+  self.conns:mark(slot, WATCHED)
 end
 
 -- The emit function given to the parsers: one for the tracer's life (making
@@ -443,7 +451,7 @@ function _M:on_tcp_event(e)
   fill_from_event(self, slot, e, kind)
   if kind == "close" then
     self.closing[slot] = { ts, tonumber(e.bytes_sent), tonumber(e.bytes_received), e.retransmits }
-    self.watch[slot] = true
+    self.conns:mark(slot, WATCHED)
     return
   end
   local ev = conn_event(self, slot, kind, ts)
@@ -458,7 +466,7 @@ end
 
 -- Removes slot's connection with nothing more said of it.
 function _M:forget(slot)
-  self.watch[slot], self.held[slot], self.held_since[slot] = nil, nil, nil
+  self.held[slot], self.held_since[slot] = nil, nil
   self.closing[slot], self.base[slot] = nil, nil
   self.conns:remove(slot)
 end
@@ -528,7 +536,7 @@ local function feed(self, slot, p, direction, ptr, copied, len, ts, at)
   end
   local skip = module.on_data(state, is_request(t, slot, direction), ptr, copied, len, ts, emit_for(self, slot))
   capture(self, slot, direction, at, skip)
-  self.watch[slot] = true
+  self.conns:mark(slot, WATCHED)
 end
 
 local function parse(self, slot, r, ptr, ts, skipped, at)
@@ -589,11 +597,8 @@ function _M:on_data(r, ptr, skipped)
   end
   local k = 2 * slot + direction
   t.bytes[k] = t.bytes[k] + r.len
-  local flags = t.flags[slot]
-  if band(flags, MOVED) == 0 then
-    t.flags[slot] = bor(flags, MOVED)
-    self.nmoved = self.nmoved + 1
-    self.moved[self.nmoved] = slot
+  if band(t.flags[slot], MOVED) == 0 then
+    t:mark(slot, MOVED)
   end
   if band(r.flags, COUNT_ONLY) ~= 0 then
     return
@@ -679,7 +684,7 @@ local function look_at(self, slot, now)
     module.on_idle(state, self.data_ns, self.idle_ns, emit_for(self, slot))
   end
   if not closing and not self.held[slot] and now - t.last_ns[slot] > 4 * self.idle_ns then
-    self.watch[slot] = nil
+    t.flags[slot] = band(t.flags[slot], bnot(WATCHED))
     if module and state and module.at_rest and module.at_rest(state) then
       t.pstate[slot] = false
     end
@@ -691,48 +696,45 @@ local function progress_event(self, slot, now)
   send_event(self, conn_event(self, slot, "progress", now))
 end
 
--- The next WATCH_PER_TICK watched connections: a walk of a list of them
--- made when the last one ended (those watched since wait for the next).
+-- The next WATCH_PER_TICK watched connections: a walk of the queue of
+-- them as it was when the last walk ended (those watched since wait for the
+-- next); one still watched after it was looked at is queued again.
 local function look_at_watched(self, now)
-  local list, t, watch = self.watching, self.conns, self.watch
-  if self.watch_at > self.nwatching then
-    local n = 0
-    for slot in pairs(watch) do
-      n = n + 1
-      list[n] = slot
-    end
-    self.nwatching, self.watch_at = n, 1
+  local t = self.conns
+  if t:walk_over(WATCHED) then
+    t:start_walk(WATCHED)
   end
-  local last = math.min(self.nwatching, self.watch_at + WATCH_PER_TICK - 1)
-  for i = self.watch_at, last do
-    local slot = list[i]
-    if watch[slot] then
-      if t:in_use(slot) then
-        look_at(self, slot, now)
-      else
-        watch[slot] = nil
+  for _ = 1, WATCH_PER_TICK do
+    local slot = t:walk_next(WATCHED)
+    if not slot then
+      return
+    end
+    if band(t.flags[slot], WATCHED) ~= 0 and t:in_use(slot) then
+      look_at(self, slot, now)
+      if band(t.flags[slot], WATCHED) ~= 0 and t:in_use(slot) then
+        t:mark(slot, WATCHED)
       end
     end
   end
-  self.watch_at = last + 1
 end
 
 -- The byte totals of the connections that moved since the last time
--- (consumers count deltas), PROGRESS_PER_TICK at a time: a round takes the
--- list of those moved when it starts, every progress_ns.
+-- (consumers count deltas), PROGRESS_PER_TICK at a time: a round walks the
+-- queue of those moved as it was when the round started, every progress_ns.
 local function progress(self, now)
-  if self.round_at > self.nround then
+  local t = self.conns
+  if t:walk_over(MOVED) then
     if now - self.last_progress_ns < self.progress_ns then
       return
     end
-    self.round, self.moved = self.moved, self.round
-    self.nround, self.nmoved, self.round_at = self.nmoved, 0, 1
+    t:start_walk(MOVED)
     self.last_progress_ns = now
   end
-  local t, round = self.conns, self.round
-  local last = math.min(self.nround, self.round_at + PROGRESS_PER_TICK - 1)
-  for i = self.round_at, last do
-    local slot = round[i]
+  for _ = 1, PROGRESS_PER_TICK do
+    local slot = t:walk_next(MOVED)
+    if not slot then
+      return
+    end
     local flags = t.flags[slot]
     if band(flags, MOVED) ~= 0 and t:in_use(slot) then
       t.flags[slot] = band(flags, bnot(MOVED))
@@ -741,7 +743,6 @@ local function progress(self, now)
       end
     end
   end
-  self.round_at = last + 1
 end
 
 -- A bounded part of the walk over every slot: connections the kernel no

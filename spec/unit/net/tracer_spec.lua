@@ -314,6 +314,21 @@ describe("the network tracer", function()
     assert.equal(1, #got.exchanges)
     assert.equal("10.0.0.2:80", got.exchanges[1].remote)
   end)
+
+  it("hands over a connection no protocol knows, which stays counted only", function()
+    local t, got = new_tracer()
+    t:on_tcp_event(event(CONNECT, 17))
+    for i = 1, 8 do
+      t:on_data(data(17, i % 2 == 0 and INGRESS or EGRESS, "zz", { offset = 2 * math.floor((i - 1) / 2) }))
+    end
+    assert.same({ 1, 1 }, { t:stats().unclassified, got.verdicts[17] })
+    local t2 = tracer.new({ protocols = { qa }, on_exchange = function(ex) got.exchanges[#got.exchanges + 1] = ex end },
+      t:state())
+    t2:on_data(data(17, EGRESS, "Q", { offset = 8 }))
+    t2:on_data(data(17, INGRESS, "A", { offset = 8 }))
+    assert.same({ 0, 1 }, { #got.exchanges, t2:stats().connections })
+    assert.is_false(t2:state().conns[1].proto)
+  end)
 end)
 
 describe("the network tracer's capture requests", function()
