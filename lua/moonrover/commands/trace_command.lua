@@ -20,6 +20,7 @@ local source = require("moonrover.net.source")
 local status_line = require("moonrover.lib.status_line")
 local trace_filter = require("moonrover.net.trace_filter")
 local trace_losses = require("moonrover.net.trace_losses")
+local trace_memory = require("moonrover.net.trace_memory")
 local trace_order = require("moonrover.net.trace_order")
 local trace_output = require("moonrover.net.trace_output")
 local trace_progress = require("moonrover.net.trace_progress")
@@ -142,7 +143,8 @@ local function figures(run, now)
 end
 
 -- A tick: time passes for the tracer, the progress shows; every second the
--- lines held are written and the processes followed are checked.
+-- lines held are written, the processes followed are checked, and after a
+-- burst, a quiet second gives memory back (net/trace_memory.lua).
 local function tick(run, now)
   run.tr:tick(now)
   run.progress:update(figures(run, now))
@@ -151,6 +153,8 @@ local function tick(run, now)
     if run.targets then
       run.targets:sweep()
     end
+    run.memory:second(run.moved)
+    run.moved = 0
     run.next_order = now + ORDER_NS
   end
 end
@@ -196,6 +200,7 @@ local function follow(run, job)
     end
     moved = on_process and src:drain_processes(on_process) or 0
     moved = moved + src:drain(run.tr)
+    run.moved = run.moved + moved
     local now = monotonic_ns()
     if now >= next_tick then
       tick(run, now)
@@ -280,7 +285,7 @@ end
 
 local function new_run(job, out)
   local line = status_line.new({ tty = rt.lib.mr_sys_stderr_is_tty() == 1 })
-  local run = { printed = 0, tally = trace_output.tally(),
+  local run = { printed = 0, moved = 0, memory = trace_memory.new(), tally = trace_output.tally(),
     format = trace_output.new(job.format, wall_clock()),
     keep = trace_filter.new({ port = job.port, status = job.status, min_duration_ns = job.min_duration_ns,
       path = job.path }),
