@@ -11,6 +11,7 @@ local C = require("moonrover.consts")
 local args = require("moonrover.lib.args")
 local container_id = require("moonrover.net.coroot_container")
 local duration = require("moonrover.lib.duration")
+local exchange = require("moonrover.net.exchange")
 local output_file = require("moonrover.output_file")
 local pid_list = require("moonrover.pid_list")
 local protocol_list = require("moonrover.net.protocol_list")
@@ -18,6 +19,8 @@ local rt = require("moonrover.rt")
 local source = require("moonrover.net.source")
 local status_line = require("moonrover.lib.status_line")
 local trace_filter = require("moonrover.net.trace_filter")
+local trace_losses = require("moonrover.net.trace_losses")
+local trace_memory = require("moonrover.net.trace_memory")
 local trace_order = require("moonrover.net.trace_order")
 local trace_output = require("moonrover.net.trace_output")
 local trace_progress = require("moonrover.net.trace_progress")
@@ -140,7 +143,8 @@ local function figures(run, now)
 end
 
 -- A tick: time passes for the tracer, the progress shows; every second the
--- lines held are written and the processes followed are checked.
+-- lines held are written, the processes followed are checked, and after a
+-- burst, a quiet second gives memory back (net/trace_memory.lua).
 local function tick(run, now)
   run.tr:tick(now)
   run.progress:update(figures(run, now))
@@ -149,6 +153,8 @@ local function tick(run, now)
     if run.targets then
       run.targets:sweep()
     end
+    run.memory:second(run.moved)
+    run.moved = 0
     run.next_order = now + ORDER_NS
   end
 end
@@ -194,6 +200,7 @@ local function follow(run, job)
     end
     moved = on_process and src:drain_processes(on_process) or 0
     moved = moved + src:drain(run.tr)
+    run.moved = run.moved + moved
     local now = monotonic_ns()
     if now >= next_tick then
       tick(run, now)
@@ -204,50 +211,16 @@ local function follow(run, job)
   return (monotonic_ns() - run.started) / 1e9
 end
 
-local function drops(run)
-  local s, t = run.src:stats(), run.tr:stats()
-  local list = {
-    { reason = "kernel ring full (data)", n = s.kernel.lost_data },
-    { reason = "kernel ring full (connections)", n = s.kernel.lost_events },
-    { reason = "queue full (data)", n = s.net.dropped_queue },
-    { reason = "queue full (connections)", n = s.tcp.dropped_queue },
-    { reason = "still queued at the end (data)", n = s.net.queued },
-    { reason = "still queued at the end (connections)", n = s.tcp.queued },
-    { reason = "connection map full", n = s.kernel.conns_full },
-    { reason = "bytes unreadable", n = s.kernel.unreadable },
-    { reason = "gaps in a connection's bytes", n = t.gaps },
-    { reason = "connections evicted", n = t.evicted },
-  }
-  if run.targets then
-    list[#list + 1] = { reason = "process events (children may be missed)",
-      n = s.process.dropped_queue + s.process.dropped_kernel }
-    list[#list + 1] = { reason = "processes not followed (traced processes' map full)",
-      n = run.targets.not_followed + s.kernel.targets_full }
-  end
-  return list
-end
-
--- What the summary says besides exchanges and losses: the processes
--- followed, and moonrover's own connections left out.
-local function notes(run)
-  local list = {}
-  if run.targets then
-    list[#list + 1] = string.format("%d process(es) followed", run.targets.total)
-  end
-  local hidden = run.tr:stats().hidden
-  if hidden > 0 then
-    list[#list + 1] = string.format("%d connection(s) of moonrover itself not shown", hidden)
-  end
-  return list
-end
-
+-- An exchange's line is held as bytes (trace_order): the exchange goes
+-- back to the pool once written, so that tracing allocates no table per
+-- exchange.
 local function on_exchange(run, ex)
-  if not run.keep(ex) then
-    return
+  if run.keep(ex) then
+    trace_output.count(run.tally, ex)
+    trace_output.add(run.format, run.order, ex)
+    run.printed = run.printed + 1
   end
-  trace_output.count(run.tally, ex)
-  trace_output.add(run.format, run.order, ex)
-  run.printed = run.printed + 1
+  exchange.release(ex)
 end
 
 -- A trace of every process leaves moonrover's own connections out (an
@@ -312,7 +285,7 @@ end
 
 local function new_run(job, out)
   local line = status_line.new({ tty = rt.lib.mr_sys_stderr_is_tty() == 1 })
-  local run = { printed = 0, tally = trace_output.tally(),
+  local run = { printed = 0, moved = 0, memory = trace_memory.new(), tally = trace_output.tally(),
     format = trace_output.new(job.format, wall_clock()),
     keep = trace_filter.new({ port = job.port, status = job.status, min_duration_ns = job.min_duration_ns,
       path = job.path }),
@@ -360,7 +333,9 @@ function _M.trace(job)
   local seconds = ok and follow(run, job) or 0
   run.order:flush()
   run.progress:finish()
-  io.stderr:write(trace_output.summary(run.tally, seconds, drops(run), notes(run)))
+  local s, t = run.src:stats(), run.tr:stats()
+  io.stderr:write(trace_output.summary(run.tally, seconds, trace_losses.drops(s, t, run.targets),
+    trace_losses.notes(s, t, run.targets)))
   run.src:close()
   if not ok then
     out:abort()

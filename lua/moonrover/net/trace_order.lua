@@ -12,7 +12,10 @@
 -- comparator function made sorting cost more than writing the lines. Only
 -- a flush whose starts span more than 2^32 ns (4.3 s, as when a request
 -- lasted that long), or of more than 2^20 lines, sorts with a comparator.
--- The buffers grow for a burst and shrink back after it.
+-- The buffers grow for a burst and shrink back after it. They hold at most
+-- HOLD_MAX bytes of lines: a burst that fills them is written at once (a
+-- flush before the second is over), so that a storm of exchanges costs
+-- 4 MiB of lines, not the 16-32 MiB a second of them took.
 local ffi = require("ffi")
 
 local _M = {}
@@ -22,15 +25,17 @@ local INITIAL = 65536
 local OUT_CHUNK = 1048576 -- bytes written at once: a flush of 50 MB as one string cost its page faults
 local SEQ = 1048576 -- 2^20: arrival numbers in a key
 local SPAN = 4294967296 -- 2^32: starts' span in a key (2^52 in all: exact in a double)
+local HOLD_MAX = 4194304
 
 local sort = table.sort
 local copy = ffi.copy
 local bytes_type = ffi.typeof("uint8_t[?]")
 
--- write(text): where a flush's lines go, in one call per OUT_CHUNK bytes.
-function _M.new(write)
+-- write(text): where a flush's lines go, in one call per OUT_CHUNK bytes;
+-- hold: the most bytes of lines held (default HOLD_MAX).
+function _M.new(write, hold)
   return setmetatable({ write = write, starts = {}, ends = {}, n = 0, buf = bytes_type(INITIAL), size = INITIAL,
-    pos = 0, keys = {}, out = bytes_type(OUT_CHUNK) }, mt)
+    pos = 0, keys = {}, out = bytes_type(OUT_CHUNK), hold = hold or HOLD_MAX }, mt)
 end
 
 local function grow(self, need)
@@ -43,9 +48,13 @@ local function grow(self, need)
   self.buf, self.size = buf, size
 end
 
--- Room for a line of at most bytes: the buffer and the index where it goes.
+-- Room for a line of at most bytes: the buffer and the index where it goes
+-- (the lines held are written first when it would take them past hold).
 -- The line written there is held by commit().
 function _M:room(bytes)
+  if self.n > 0 and self.pos + bytes > self.hold then
+    self:flush()
+  end
   local need = self.pos + bytes
   if need > self.size then
     grow(self, need)

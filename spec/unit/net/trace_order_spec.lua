@@ -38,6 +38,21 @@ describe("trace order", function()
     assert.same({ "early\nlate\nlate2\n" }, written)
   end)
 
+  it("writes the lines held at once when the next would take them past what it holds", function()
+    local written = {}
+    local order = trace_order.new(function(text) written[#written + 1] = text end, 12)
+    order:add(3, "c\n")
+    order:add(1, "a\n")
+    order:add(2, "b\n")
+    order:add(5, "e\n")
+    order:add(4, "d\n")
+    order:add(0, "0\n")
+    order:add(6, "fff\n")
+    assert.same({ "0\na\nb\nc\nd\ne\n" }, written)
+    order:flush()
+    assert.same({ "0\na\nb\nc\nd\ne\n", "fff\n" }, written)
+  end)
+
   it("writes a large flush in pieces, all its lines in order", function()
     local written = {}
     local order = trace_order.new(function(text) written[#written + 1] = text end)
