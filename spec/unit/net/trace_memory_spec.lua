@@ -50,6 +50,7 @@ describe("trace memory", function()
     for i = 1, 600 do
       held[i] = piece .. i
     end
+    assert.equal(600, #held)
     held = nil
     local before = collectgarbage("count")
     assert.is_nil(held)
