@@ -225,7 +225,7 @@ end
 
 function _M:state()
   local conns = {}
-  for _, slot in self.conns:each() do
+  for slot in self.conns:each() do
     conns[#conns + 1] = saved(self, slot)
   end
   return { conns = conns, evicted = self.conns.evicted, counts = self.counts, gone = self.gone,
