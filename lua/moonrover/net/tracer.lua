@@ -749,8 +749,9 @@ end
 -- longer follows (or, without opts.conn_open, idle past expire_ns) end as
 -- closed (after SWEEP_CHECKS lookups the walk stops for the tick where it
 -- is: it went on past them, and with more idle connections still open than
--- that in SWEEP_SLOTS slots, those after them were never looked up); while shedding, those idle EVICT_IDLE_NS are evicted; those not
--- reported for REFRESH_NS get a progress event.
+-- that in SWEEP_SLOTS slots, those after them were never looked up);
+-- while shedding, those idle EVICT_IDLE_NS are evicted; those not reported
+-- for REFRESH_NS get a progress event.
 local function sweep(self, now)
   local t, conn_open = self.conns, self.opts.conn_open
   local checks, evicted = 0, 0
