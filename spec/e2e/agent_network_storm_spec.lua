@@ -19,14 +19,18 @@ local HOLD_S = 22
 local WRK_S = 10
 local PER_CONN_MAX = 300
 -- The tracer and the kernel side follow every connection of the host, and
--- the machine is shared: after the load, the connections the tracer has
--- more than before are compared with those the kernel's map has more, and
--- those with the host's open TCP sockets, give or take SLACK (connections
--- of other processes come and go meanwhile).
+-- the machine is shared (another engineer's 16,000 idle connections, open
+-- before the agent started, are found by both as they move): after the
+-- load the tracer follows no more connections than before or than the
+-- kernel's map holds, and the map no more than before or than the host's
+-- TCP sockets open, give or take SLACK (other processes' connections come
+-- and go meanwhile).
 local SLACK = 200
--- Closes are acted on within a second; a lost one is found by the tracer's
--- walk within 30 s of idleness plus a walk of the slots.
-local SETTLE_S = 30
+-- Closes are acted on within a second; under the storm the kernel loses
+-- close events (tens of thousands of wrk's connections were left without
+-- one), and those are found by the tracer's walk once idle 30 s, 2,560
+-- lookups a second.
+local SETTLE_S = 45
 -- An idle connection drops its parser's state after 4 x 500 ms; the probe
 -- measures every second.
 local REST_S = 4
@@ -186,8 +190,8 @@ describe("the bundled network script under a storm of connections (end to end)",
     assert.is_truthy(agent_run.wait_for(function() return not servers.alive(idle_pid) end, HOLD_S + 10))
     local left = agent_run.wait_for(function()
       local n, kernel, sockets = series(agent, "moonrover_net_connections"), kernel_connections(agent), open_sockets()
-      return n and kernel and n - before <= math.max(0, kernel - kernel_before) + SLACK
-        and kernel - kernel_before <= math.max(0, sockets - sockets_before) + SLACK
+      return n and kernel and n <= math.max(before, kernel) + SLACK
+        and kernel <= math.max(kernel_before, sockets) + SLACK
     end, SETTLE_S)
     assert.is_truthy(left, string.format("%s connections left in the tracer (%d before), %s in the kernel's map (%d "
       .. "before), %d sockets open (%d before)\n%s", tostring(series(agent, "moonrover_net_connections")), before,

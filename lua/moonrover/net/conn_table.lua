@@ -7,9 +7,13 @@
 -- no more than CHUNK slots unused, where doubling left up to half of them),
 -- the Lua columns made exactly that size (table.new: an array grown by
 -- assignment is a power of two), freed slots are reused (a free list), and
--- ids (socket cookies) find their slot through one hash. Past max
--- connections, each new one evicts the least recently seen of a sample of
--- slots (least_recent). The columns never hold nil: an empty string or
+-- ids (socket cookies) find their slot through an open-addressing hash of
+-- slots (int32 buckets, twice as many as slots, linear probing, deletion by
+-- backward shift). A Lua table keyed by id cost 24 bytes a connection and,
+-- full at 65,536 connections with one closing for each one opening, was
+-- rehashed (2 ms) at nearly every insertion: calls of the storm spec ran
+-- past their time budget there. Past max connections, each new one evicts
+-- the least recently seen of a sample of slots (least_recent). The columns never hold nil: an empty string or
 -- table is false, so the Lua arrays stay arrays.
 --
 -- Columns: by slot, id, last_ns (newest record), reported_ns (last progress
@@ -34,7 +38,8 @@ local bit = require("bit")
 local ffi = require("ffi")
 local new_table = require("table.new")
 
-local band, bor, bnot = bit.band, bit.bor, bit.bnot
+local band, bor, bnot, bxor, rshift, tobit = bit.band, bit.bor, bit.bnot, bit.bxor, bit.rshift, bit.tobit
+local rehash -- (self), below
 
 local _M = {}
 local mt = { __index = _M }
@@ -47,6 +52,7 @@ _M.HIDDEN = 1
 _M.MOVED = 2 -- bytes moved since the last progress event
 _M.EVICTED = 4
 _M.WATCHED = 8 -- looked at every tick (its parser may have something pending)
+local IN_USE = 64 -- the slot holds a connection
 local QUEUED = { [_M.MOVED] = 16, [_M.WATCHED] = 32 }
 local KEPT = QUEUED[_M.MOVED] + QUEUED[_M.WATCHED] -- the bits a freed slot keeps
 
@@ -57,6 +63,37 @@ local PAIRS = { bytes = "double", next = "double", skip_to = "double" }
 local STRINGS = { "local_addr", "remote_addr", "comm", "container", "pstate" }
 local FIRST_CAPACITY = 256
 local CHUNK = 4096
+
+-- The first bucket to look in for id: from its low 32 bits (tobit keeps
+-- them exactly below 2^51; cookies count up from 1).
+local function home(id, mask)
+  local lo = tobit(id)
+  return band(bxor(lo, rshift(lo, 16)), mask)
+end
+
+local function insert(self, slot)
+  local buckets, mask = self.buckets, self.mask
+  local i = home(self.id[slot], mask)
+  while buckets[i] ~= 0 do
+    i = band(i + 1, mask)
+  end
+  buckets[i] = slot
+end
+
+-- New buckets, twice as many as slots (a power of two), filled with the
+-- slots in use.
+function rehash(self)
+  local n = 512
+  while n < 2 * self.capacity do
+    n = 2 * n
+  end
+  self.buckets, self.mask = ffi.new("int32_t[?]", n), n - 1
+  for slot = 1, self.used do
+    if band(self.flags[slot], IN_USE) ~= 0 then
+      insert(self, slot)
+    end
+  end
+end
 
 local function grow(self, capacity)
   local old = self.capacity
@@ -94,11 +131,12 @@ local function grow(self, capacity)
     end
   end
   self.capacity = capacity
+  rehash(self)
 end
 
 -- max: the most connections held.
 function _M.new(max)
-  local self = setmetatable({ max = max, slot_of = {}, count = 0, evicted = 0, capacity = 0, used = 0,
+  local self = setmetatable({ max = max, count = 0, evicted = 0, capacity = 0, used = 0,
     free = {}, nfree = 0, cursor = 0, queues = {} }, mt)
   for flag, queued in pairs(QUEUED) do
     self.queues[flag] = { queued = queued, fill = false, walk = false, nfill = 0, nwalk = 0, at = 1 }
@@ -108,8 +146,57 @@ function _M.new(max)
 end
 
 -- The slot of connection id, or nil.
+-- (The probe past the first bucket is a function of its own: a loop
+-- inlined in the callers' compiled traces costs them a trace exit.)
+local function probe(buckets, mask, ids, id, i)
+  while true do
+    i = band(i + 1, mask)
+    local slot = buckets[i]
+    if slot == 0 then
+      return nil
+    end
+    if ids[slot] == id then
+      return slot
+    end
+  end
+end
+
 function _M:get(id)
-  return self.slot_of[id]
+  local buckets, mask, ids = self.buckets, self.mask, self.id
+  local i = home(id, mask)
+  local slot = buckets[i]
+  if slot ~= 0 and ids[slot] == id then
+    return slot
+  end
+  if slot == 0 then
+    return nil
+  end
+  return probe(buckets, mask, ids, id, i)
+end
+
+-- Takes slot (in use) out of the buckets: the entries after it that would
+-- not be found past the hole move back into it.
+local function unhash(self, slot)
+  local buckets, mask, ids = self.buckets, self.mask, self.id
+  local i = home(ids[slot], mask)
+  while buckets[i] ~= slot do
+    i = band(i + 1, mask)
+  end
+  local j = i
+  while true do
+    j = band(j + 1, mask)
+    local moved = buckets[j]
+    if moved == 0 then
+      break
+    end
+    -- moved stays unless its home lies cyclically in (i, j]
+    local k = home(ids[moved], mask)
+    if band(j - k, mask) >= band(j - i, mask) then
+      buckets[i] = moved
+      i = j
+    end
+  end
+  buckets[i] = 0
 end
 
 local function take_slot(self)
@@ -146,12 +233,12 @@ end
 -- The caller makes room first when full() says so.
 function _M:add(id, ts)
   local slot = take_slot(self)
-  self.slot_of[id] = slot
   self.count = self.count + 1
   self.id[slot], self.last_ns[slot], self.reported_ns[slot] = id, ts, ts
+  insert(self, slot)
   self.pid[slot], self.tid[slot], self.local_port[slot], self.remote_port[slot] = 0, 0, 0, 0
   self.role[slot], self.proto[slot], self.tries[slot], self.looked[slot] = 0, 0, 0, 0
-  self.last_dir[slot], self.flags[slot] = _M.NO_DIR, band(self.flags[slot], KEPT)
+  self.last_dir[slot], self.flags[slot] = _M.NO_DIR, bor(band(self.flags[slot], KEPT), IN_USE)
   local k = 2 * slot
   self.bytes[k], self.bytes[k + 1], self.next[k], self.next[k + 1] = 0, 0, -1, -1
   self.skip_to[k], self.skip_to[k + 1] = 0, 0
@@ -165,11 +252,10 @@ function _M:full()
 end
 
 function _M:remove(slot)
-  local id = self.id[slot]
-  if self.slot_of[id] ~= slot then
+  if not self:in_use(slot) then
     return
   end
-  self.slot_of[id] = nil
+  unhash(self, slot)
   self.count = self.count - 1
   self.local_addr[slot], self.remote_addr[slot], self.comm[slot], self.pstate[slot] = false, false, false, false
   self.container[slot] = _M.UNKNOWN
@@ -180,7 +266,7 @@ end
 
 -- Whether slot holds a connection now.
 function _M:in_use(slot)
-  return slot <= self.used and self.slot_of[self.id[slot]] == slot
+  return slot <= self.used and band(self.flags[slot], IN_USE) ~= 0
 end
 
 -- Sets flag (MOVED or WATCHED) on slot and queues it for the next walk of
@@ -224,9 +310,17 @@ function _M:walk_next(flag)
   return slot
 end
 
--- For `for id, slot in table:each()`.
+local function next_in_use(self, slot)
+  for s = slot + 1, self.used do
+    if band(self.flags[s], IN_USE) ~= 0 then
+      return s, self.id[s]
+    end
+  end
+end
+
+-- For `for slot, id in table:each()`.
 function _M:each()
-  return pairs(self.slot_of)
+  return next_in_use, self, 0
 end
 
 return _M

@@ -225,7 +225,7 @@ end
 
 function _M:state()
   local conns = {}
-  for _, slot in self.conns:each() do
+  for slot in self.conns:each() do
     conns[#conns + 1] = saved(self, slot)
   end
   return { conns = conns, evicted = self.conns.evicted, counts = self.counts, gone = self.gone,
@@ -747,18 +747,25 @@ end
 
 -- A bounded part of the walk over every slot: connections the kernel no
 -- longer follows (or, without opts.conn_open, idle past expire_ns) end as
--- closed; while shedding, those idle EVICT_IDLE_NS are evicted; those not
--- reported for REFRESH_NS get a progress event.
+-- closed (after SWEEP_CHECKS lookups the walk stops for the tick where it
+-- is: it went on past them, and with more idle connections still open than
+-- that in SWEEP_SLOTS slots, those after them were never looked up);
+-- while shedding, those idle EVICT_IDLE_NS are evicted; those not reported
+-- for REFRESH_NS get a progress event.
 local function sweep(self, now)
   local t, conn_open = self.conns, self.opts.conn_open
   local checks, evicted = 0, 0
   for _ = 1, math.min(SWEEP_SLOTS, t.used) do
     local slot = self.cursor % t.used + 1
+    local idle = now - t.last_ns[slot]
+    local open = t:in_use(slot) and not self.closing[slot]
+    if open and conn_open and idle > EXPIRE_CHECK_NS and checks == SWEEP_CHECKS then
+      return -- the walk goes on from this slot next tick
+    end
     self.cursor = slot
-    if t:in_use(slot) and not self.closing[slot] then
-      local idle = now - t.last_ns[slot]
+    if open then
       local gone = false
-      if conn_open and idle > EXPIRE_CHECK_NS and checks < SWEEP_CHECKS then
+      if conn_open and idle > EXPIRE_CHECK_NS then
         checks = checks + 1
         gone = not conn_open(t.id[slot])
       elseif not conn_open and idle > self.expire_ns then

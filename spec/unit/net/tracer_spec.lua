@@ -257,6 +257,17 @@ describe("the network tracer", function()
     assert.same({ 1, 1 }, { t:stats().expired, t:stats().connections })
   end)
 
+  it("finds a connection the kernel no longer follows behind more idle open ones than a tick looks up", function()
+    local t = new_tracer({ conn_open = function(id) return id ~= 1601 end })
+    for id = 1001, 1601 do
+      t:on_tcp_event(event(CONNECT, id))
+    end
+    for k = 1, 3 do
+      t:tick(40e9 + k * 100e6, true)
+    end
+    assert.same({ 1, 600 }, { t:stats().expired, t:stats().connections })
+  end)
+
   it("ends a connection idle past expire_ns when it cannot ask the kernel", function()
     local t = new_tracer({ expire_ns = 60e9 })
     t:on_tcp_event(event(CONNECT, 21))
