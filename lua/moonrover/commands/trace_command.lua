@@ -95,14 +95,6 @@ local END_NS = 1e9
 -- of it the tracer evicts idle connections and, while still above, only
 -- counts new ones instead of parsing them (net/tracer.lua).
 local MEMORY_LIMIT = 128 * 1048576
--- The connections the tracer holds: 3/4 of 65536. LuaJIT sizes a table's
--- hash part to the power of two above the keys it holds when it rehashes,
--- and a key added where no node is free rehashes the whole part: held at
--- 65535 connections (the tracer's default 65536, full under a storm), the
--- table of connections by id rehashed its 65536 nodes at nearly every new
--- connection (775 us each: the trace fell to a few thousand records a
--- second); at 49152 at least 16384 nodes are free after each.
-local MAX_CONNECTIONS = 49152
 
 local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 
@@ -252,7 +244,6 @@ local function new_tracer(run, job)
       return run.src:conn_open(conn)
     end,
     memory_limit = MEMORY_LIMIT,
-    max_connections = MAX_CONNECTIONS,
     container_id = function(pid)
       return containers:lookup(pid, monotonic_ns())
     end,
