@@ -150,7 +150,7 @@ function _M.new(opts, from)
   self.gone = from.gone or { ids = {}, count = 0 } -- evicted connections: the totals reported
   self.last_progress_ns = from.last_progress_ns or 0
   self.data_ns = from.data_ns or 0
-  self.data_ns_at_tick = self.data_ns
+  self.data_ns_at_tick, self.tick_ns = self.data_ns, -math.huge -- no tick yet
   self.cursor, self.shedding, self.pressed = 0, false, false
   self.emit = function(ex)
     emit_to(self, self.emitting, ex)
@@ -813,14 +813,18 @@ end
 
 -- Time passes (now: CLOCK_MONOTONIC ns); call it every 100-200 ms. drained:
 -- the caller has fed every record it had (its queue is empty); without it,
--- a tick with no data since the last one says the same.
+-- a tick with no data since the last one says the same, if that one was at
+-- most CLOSE_GRACE_NS ago. After a longer wait (a tracer's first tick, as
+-- after a hot reload that held the agent's loop for its duration) the
+-- caller had no turn to feed what was queued meanwhile: taken for caught
+-- up, the tracer would end connections whose last records are still queued.
 function _M:tick(now, drained)
   if drained then
     self.data_ns = math.max(self.data_ns, now)
-  elseif self.data_ns == self.data_ns_at_tick then
+  elseif self.data_ns == self.data_ns_at_tick and now - self.tick_ns <= CLOSE_GRACE_NS then
     self.data_ns = math.max(self.data_ns, now - CLOSE_GRACE_NS + CLOSE_SKEW_NS)
   end
-  self.data_ns_at_tick = self.data_ns
+  self.data_ns_at_tick, self.tick_ns = self.data_ns, now
   look_at_watched(self, now)
   progress(self, now)
   sweep(self, now)
