@@ -64,6 +64,7 @@ local fake_agent = {
   name = "network", counter = series, gauge = series, histogram = series,
   imported = function() return nil end, export = function() end, every = function() end,
   now = function() return 0 end,
+  config = function() return require("moonrover.config").defaults() end,
   log = { info = function() end, warn = function() end, error = function() end },
   on = function(stream, fn)
     handlers[stream] = handlers[stream] or {}
