@@ -95,6 +95,12 @@ local END_NS = 1e9
 -- of it the tracer evicts idle connections and, while still above, only
 -- counts new ones instead of parsing them (net/tracer.lua).
 local MEMORY_LIMIT = 128 * 1048576
+-- The kernel's ring of socket records: a trace runs for a while, by hand,
+-- so it takes a larger ring than the resident agent's (512 KiB per CPU): a
+-- body written fast in many sends (1.5 MiB from a Python server, up to 32
+-- KiB copied of each until the parser's skip reaches the kernel) overflowed
+-- 1 MiB while the trace's thread waited for a CPU.
+local RING_BYTES = 8 * 1048576
 
 local monotonic_ns = require("moonrover.lib.clock").monotonic_ns
 
@@ -322,7 +328,8 @@ function _M.trace(job)
   local run = new_run(job, out)
   ok, err = rt.call(rt.lib.mr_sys_signals_catch)
   if ok then
-    run.src, err = source.open({ pids = job.roots, payload_bytes = job.payload, queue_bytes = job.queue_bytes })
+    run.src, err = source.open({ pids = job.roots, payload_bytes = job.payload, queue_bytes = job.queue_bytes,
+      ring_bytes = RING_BYTES })
   end
   if not run.src then
     out:abort()
